@@ -1,0 +1,3 @@
+from analyzer.cli import console_main
+
+console_main()
