@@ -1,0 +1,38 @@
+"""Shared fixtures. Real releases come from the package index into the user cache
+(``analyzer.sources.cache_dir()``); the first run fetches (~1 s a release), later runs reuse it."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import pytest
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli():
+    """Run ``fa4-audit ARGS`` in-process: ``cli("table", "--fa4", "b36") -> CliResult``."""
+    from analyzer.cli import main
+
+    def _run(*argv: str) -> CliResult:
+        out, err = io.StringIO(), io.StringIO()
+        code = main(list(argv), out, err)
+        return CliResult(code, out.getvalue(), err.getvalue())
+
+    return _run
+
+
+@pytest.fixture
+def isolated_cache(tmp_path, monkeypatch):
+    """An empty cache folder for tests that must not see (or pollute) the user cache."""
+    d = tmp_path / "cache"
+    monkeypatch.setenv("FA4_AUDIT_CACHE", str(d))
+    monkeypatch.delenv("FA4_AUDIT_OFFLINE", raising=False)
+    return d
