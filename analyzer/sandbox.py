@@ -1,0 +1,333 @@
+"""Evaluate a function extracted from audited source code, safely.
+
+The audited code is untrusted text. Before anything runs, its AST must pass an allowlist:
+
+* at top level only ``def`` statements (a docstring allowed); no decorators;
+* no ``import``, loops, comprehensions, ``lambda``, ``global``/``nonlocal``, ``yield``,
+  ``await``, ``class``, ``with``, ``del``, ``try``, nested ``def``, walrus, starred arguments;
+* no name or attribute spelled ``__dunder__`` (or starting with ``__``);
+* attribute access only for names the caller allows (``allowed_attrs``, e.g. ``warn``), and
+  only on a name the caller allows (``warnings``);
+* calls only to the top-level functions of the source and to ``allowed_names``;
+* bounded source size.
+
+What passes runs in a fresh ``python -I -S`` subprocess, with no builtins but the ones the
+caller picks from :data:`SAFE_NAMES`, under ``RLIMIT_AS``/``RLIMIT_CPU`` and a wall-time
+limit. All calls of one function go to ONE subprocess; results come back as JSON with tuples
+kept as tuples.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from analyzer.errors import AuditError
+
+MAX_SOURCE_CHARS = 40_000
+
+# The names a caller may make available inside the sandbox (by name; values live in the child).
+SAFE_NAMES = frozenset({
+    "isinstance", "int", "bool", "len", "min", "max", "abs", "tuple", "list", "str", "float",
+    "TypeError", "ValueError", "AssertionError", "warnings",
+})
+
+
+class SandboxRefused(AuditError):
+    """The source failed the AST allowlist; nothing was run."""
+
+
+class SandboxFailed(AuditError):
+    """The subprocess timed out, ran out of memory or CPU, or crashed."""
+
+
+@dataclass
+class CallResult:
+    ok: bool
+    value: Any = None
+    error: str | None = None          # "AssertionError: msg" when the call raised
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"ok": self.ok, "value": _encode(self.value), "error": self.error,
+                "warnings": list(self.warnings)}
+
+
+# ----------------------------------------------------------------------------- allowlist
+
+_ALLOWED_NODES = (
+    ast.Module, ast.FunctionDef, ast.arguments, ast.arg, ast.Return, ast.Assign, ast.AugAssign,
+    ast.If, ast.IfExp, ast.Expr, ast.Assert, ast.Raise, ast.Pass,
+    ast.Name, ast.Load, ast.Store, ast.Constant, ast.Tuple, ast.List,
+    ast.BoolOp, ast.And, ast.Or, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod,
+    ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
+    ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot,
+    ast.In, ast.NotIn,
+    ast.Call, ast.keyword, ast.Attribute, ast.Subscript, ast.Slice,
+    ast.JoinedStr, ast.FormattedValue,
+)
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__")
+
+
+def _strip_annotations(tree: ast.Module) -> None:
+    """Annotations are never evaluated here (they would need typing names); drop them."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            node.returns = None
+            a = node.args
+            for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
+                if arg is not None:
+                    arg.annotation = None
+                    arg.type_comment = None
+            node.type_comment = None
+
+
+def check_source(source: str, *, allowed_names: Iterable[str] = (),
+                 allowed_attrs: Iterable[str] = ()) -> ast.Module:
+    """Parse and check ``source`` against the allowlist; return the (annotation-free) tree.
+
+    Raises :class:`SandboxRefused` naming the offending node and line.
+    """
+    allowed_names = frozenset(allowed_names)
+    allowed_attrs = frozenset(allowed_attrs)
+    unknown = allowed_names - SAFE_NAMES
+    if unknown:
+        raise ValueError(f"not a sandbox-safe name: {sorted(unknown)}")
+    if len(source) > MAX_SOURCE_CHARS:
+        raise SandboxRefused(f"source too large to evaluate ({len(source)} > {MAX_SOURCE_CHARS} chars)")
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise SandboxRefused(f"source does not parse: {exc.msg} (line {exc.lineno})") from None
+    _strip_annotations(tree)
+
+    lines: dict[int, int] = {}
+    for parent in ast.walk(tree):  # operators carry no position: use the nearest ancestor's
+        for child in ast.iter_child_nodes(parent):
+            lines[id(child)] = getattr(child, "lineno", None) or lines.get(id(parent), 0)
+
+    def refuse(node: ast.AST, why: str) -> SandboxRefused:
+        line = getattr(node, "lineno", None) or lines.get(id(node), 0)
+        return SandboxRefused(f"refused to evaluate: {why} ({type(node).__name__}, line {line})")
+
+    top_defs: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef):
+            if stmt.decorator_list:
+                raise refuse(stmt, f"decorated function {stmt.name!r}")
+            top_defs.add(stmt.name)
+        elif not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+                  and isinstance(stmt.value.value, str)):
+            raise refuse(stmt, "only def statements are accepted at top level")
+    callable_names = top_defs | allowed_names
+
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED_NODES):
+            raise refuse(node, "statement or expression not on the allowlist")
+        if isinstance(node, ast.FunctionDef):
+            if node not in tree.body:
+                raise refuse(node, f"nested function {node.name!r}")
+            if _is_dunder(node.name):
+                raise refuse(node, f"dunder name {node.name!r}")
+            if node.decorator_list:
+                raise refuse(node, f"decorated function {node.name!r}")
+        elif isinstance(node, ast.arg):
+            if _is_dunder(node.arg):
+                raise refuse(node, f"dunder name {node.arg!r}")
+        elif isinstance(node, ast.Name):
+            if _is_dunder(node.id):
+                raise refuse(node, f"dunder name {node.id!r}")
+        elif isinstance(node, ast.Attribute):
+            if _is_dunder(node.attr) or node.attr not in allowed_attrs:
+                raise refuse(node, f"attribute access .{node.attr}")
+            if not (isinstance(node.value, ast.Name) and node.value.id in allowed_names):
+                raise refuse(node, f"attribute .{node.attr} read from something other than an allowed name")
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name):
+                if f.id not in callable_names:
+                    raise refuse(node, f"call to {f.id!r}, not an allowed callable")
+            elif isinstance(f, ast.Attribute):
+                pass  # the Attribute itself is checked above (allowed name, allowed attr)
+            else:
+                raise refuse(node, "call of a computed callee")
+        elif isinstance(node, ast.keyword):
+            if node.arg is None:
+                raise refuse(node, "** argument")
+        elif isinstance(node, ast.arguments):
+            if node.vararg is not None or node.kwarg is not None:
+                raise refuse(node, "*args / **kwargs parameter")
+        elif isinstance(node, ast.Constant):
+            if isinstance(node.value, bytes) or node.value is Ellipsis:
+                raise refuse(node, "bytes or Ellipsis constant")
+        elif isinstance(node, ast.Raise):
+            if node.cause is not None:
+                raise refuse(node, "raise ... from ...")
+        elif isinstance(node, ast.FormattedValue):
+            if node.format_spec is not None or node.conversion not in (-1,):
+                raise refuse(node, "f-string conversion or format spec")
+    return tree
+
+
+# ----------------------------------------------------------------------------- JSON with tuples
+
+def _encode(v):
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, tuple):
+        return {"$tuple": [_encode(x) for x in v]}
+    if isinstance(v, list):
+        return [_encode(x) for x in v]
+    if isinstance(v, dict):
+        return {"$dict": [[_encode(k), _encode(x)] for k, x in v.items()]}
+    raise TypeError(f"cannot pass {type(v).__name__} into the sandbox")
+
+
+def _decode(v):
+    if isinstance(v, list):
+        return [_decode(x) for x in v]
+    if isinstance(v, dict):
+        if "$tuple" in v:
+            return tuple(_decode(x) for x in v["$tuple"])
+        if "$dict" in v:
+            return {_decode(k): _decode(x) for k, x in v["$dict"]}
+        raise ValueError("malformed sandbox JSON")
+    return v
+
+
+# The child program. It is trusted code; the audited source is compiled inside it with a
+# globals dict that holds only the chosen safe names and an empty __builtins__.
+_CHILD = r'''
+import json, resource, sys
+req = json.loads(sys.stdin.read())
+mem = req["memory_mb"] * 1024 * 1024
+resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+cpu = req["cpu_s"]
+resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+sys.setrecursionlimit(200)
+
+def enc(v):
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, tuple):
+        return {"$tuple": [enc(x) for x in v]}
+    if isinstance(v, list):
+        return [enc(x) for x in v]
+    if isinstance(v, dict):
+        return {"$dict": [[enc(k), enc(x)] for k, x in v.items()]}
+    raise TypeError("result of type %s cannot leave the sandbox" % type(v).__name__)
+
+def dec(v):
+    if isinstance(v, list):
+        return [dec(x) for x in v]
+    if isinstance(v, dict):
+        if "$tuple" in v:
+            return tuple(dec(x) for x in v["$tuple"])
+        return {dec(k): dec(x) for k, x in v["$dict"]}
+    return v
+
+class _Warnings:
+    def __init__(self):
+        self.log = []
+    def warn(self, message, *args, **kwargs):
+        self.log.append(str(message))
+
+import builtins
+stub = _Warnings()
+catalog = {n: getattr(builtins, n) for n in
+           ("isinstance", "int", "bool", "len", "min", "max", "abs", "tuple", "list", "str",
+            "float", "TypeError", "ValueError", "AssertionError")}
+catalog["warnings"] = stub
+g = {"__builtins__": {}, "__name__": "sandboxed"}
+for n in req["names"]:
+    g[n] = catalog[n]
+code = compile(req["source"], "<audited>", "exec", dont_inherit=True)
+exec(code, g)
+fn = g[req["func"]]
+out = []
+for args, kwargs in req["calls"]:
+    stub.log = []
+    try:
+        value = fn(*dec(args), **dec(kwargs))
+        out.append({"ok": True, "value": enc(value), "error": None, "warnings": stub.log})
+    except MemoryError:
+        sys.stdout.write(json.dumps({"fatal": "memory limit exceeded"}))
+        sys.exit(3)
+    except Exception as exc:
+        out.append({"ok": False, "value": None,
+                    "error": "%s: %s" % (type(exc).__name__, exc), "warnings": stub.log})
+sys.stdout.write(json.dumps({"results": out}))
+'''
+
+
+def run_function(source: str, func_name: str, calls: list[tuple[tuple, dict]], *,
+                 allowed_names: Iterable[str] = (), allowed_attrs: Iterable[str] = (),
+                 timeout: float = 10.0, memory_mb: int = 512) -> list[CallResult]:
+    """Run ``func_name`` from ``source`` on every ``(args, kwargs)`` in ``calls``, in one
+    sandboxed subprocess, and return one :class:`CallResult` per call, in order.
+
+    Raises :class:`SandboxRefused` before running anything when the source fails the
+    allowlist (or ``func_name`` is not one of its top-level functions), and
+    :class:`SandboxFailed` on timeout, memory or CPU exhaustion, or a crash.
+    """
+    allowed_names = sorted(set(allowed_names))
+    tree = check_source(source, allowed_names=allowed_names, allowed_attrs=allowed_attrs)
+    if func_name not in {s.name for s in tree.body if isinstance(s, ast.FunctionDef)}:
+        raise SandboxRefused(f"refused to evaluate: no top-level function {func_name!r} in the source")
+    clean = ast.unparse(tree)  # annotations stripped; what runs is exactly what was checked
+    try:
+        payload = json.dumps({
+            "source": clean, "func": func_name, "names": allowed_names,
+            "calls": [[_encode(tuple(a)), _encode(dict(k))] for a, k in calls],
+            "memory_mb": int(memory_mb), "cpu_s": max(1, int(timeout + 0.999)),
+        })
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+    cmd = [sys.executable, "-I", "-S", "-c", _CHILD]
+    try:
+        proc = subprocess.run(cmd, input=payload, capture_output=True, text=True,
+                              timeout=timeout, env={})
+    except subprocess.TimeoutExpired:
+        raise SandboxFailed(f"evaluating {func_name!r} timed out after {timeout:g}s") from None
+    if proc.returncode != 0:
+        why = _child_failure(proc)
+        raise SandboxFailed(f"evaluating {func_name!r} failed: {why}")
+    try:
+        data = json.loads(proc.stdout)
+        results = data["results"]
+    except (ValueError, KeyError, TypeError):
+        raise SandboxFailed(f"evaluating {func_name!r}: unreadable result from the sandbox") from None
+    if len(results) != len(calls):
+        raise SandboxFailed(f"evaluating {func_name!r}: {len(results)} results for {len(calls)} calls")
+    return [CallResult(ok=r["ok"], value=_decode(r["value"]), error=r["error"],
+                       warnings=list(r["warnings"])) for r in results]
+
+
+def _child_failure(proc: subprocess.CompletedProcess) -> str:
+    rc = proc.returncode
+    try:
+        fatal = json.loads(proc.stdout).get("fatal")
+    except (ValueError, AttributeError):
+        fatal = None
+    if fatal:
+        return fatal
+    if rc < 0:
+        import signal
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = str(-rc)
+        if name == "SIGXCPU":
+            return "CPU time limit exceeded"
+        return f"killed by {name}"
+    tail = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+    if tail and tail[-1].startswith("MemoryError"):
+        return "memory limit exceeded"
+    return tail[-1] if tail else f"exit status {rc}"
