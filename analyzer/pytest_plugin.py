@@ -1,9 +1,107 @@
-"""pytest gate for a framework's CI (filled in by the product issue)."""
+"""pytest gate: run the fa4-audit inside a framework's test suite.
+
+Enable it with ``-p analyzer.pytest_plugin`` (it is also registered as a ``pytest11`` entry point
+of that same name, so it auto-loads wherever fa4-audit is installed; it does nothing unless
+``--fa4-audit-te`` is given):
+
+    pytest --fa4-audit-te=. --fa4-audit-fa4=4.0.0b36 [--fa4-audit-fa4=newest] [--fa4-audit-strict]
+
+It contributes one test per equivalence claim and one per FA4-reaching call site (each fails
+with the finding's message), plus ``fa4-audit::verdict``. When the analysis cannot complete, a
+test named ``fa4-audit::analysis`` FAILS (it is never skipped): fail closed.
+"""
+
+from __future__ import annotations
+
+import pytest
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("fa4-audit", "FlashAttention 4 window-sentinel audit")
-    group.addoption("--fa4-audit-te", action="store", default=None, metavar="PATH",
-                    help="TE SPEC (path, version, installed) to audit; enables the gate")
+    group.addoption("--fa4-audit-te", action="store", default=None, metavar="SPEC",
+                    help="TE tree to audit (path, version or 'installed'); enables the gate")
     group.addoption("--fa4-audit-fa4", action="append", default=None, metavar="SPEC",
-                    help="FA4 SPEC to audit against (repeatable; default: newest)")
+                    help="flash-attn-4 SPEC to audit against (repeatable; default: newest)")
+    group.addoption("--fa4-audit-strict", action="store_true", default=False,
+                    help="latent call-site findings fail too")
+    group.addoption("--fa4-audit-wrapper", action="append", default=[], metavar="NAME",
+                    help="extra wrapper name recognised as a normaliser")
+
+
+class AuditItem(pytest.Item):
+    """One gate check: passes, or fails with the finding's message."""
+
+    def __init__(self, *, failure: str | None, location: tuple[str, int | None, str] | None = None,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self._failure = failure
+        self._location = location
+
+    def runtest(self):
+        if self._failure is not None:
+            raise AuditGateFailure(self._failure)
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, AuditGateFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        if self._location is not None:
+            return self._location
+        return self.path, None, self.name
+
+
+class AuditGateFailure(Exception):
+    pass
+
+
+def _items_for(session, config) -> list[AuditItem]:
+    from analyzer.audit import run_audit
+    from analyzer.errors import AuditError
+
+    te_spec = config.getoption("fa4_audit_te")
+    fa4_specs = config.getoption("fa4_audit_fa4") or ["newest"]
+    strict = config.getoption("fa4_audit_strict")
+    wrappers = config.getoption("fa4_audit_wrapper") or []
+
+    def item(name, failure, location=None):
+        return AuditItem.from_parent(session, name=f"fa4-audit::{name}", failure=failure,
+                                     location=location)
+
+    try:
+        report = run_audit(te_spec, fa4_specs, strict=strict, wrappers=wrappers, with_codemod=False)
+    except AuditError as exc:
+        return [item("analysis", f"fa4-audit could not analyse: {exc}")]
+    except Exception as exc:  # fail closed on anything unexpected
+        return [item("analysis", f"fa4-audit could not analyse: {type(exc).__name__}: {exc}")]
+
+    items: list[AuditItem] = []
+    if report.verdict == "error":
+        items.append(item("analysis", "fa4-audit could not analyse: " + "; ".join(report.errors)))
+    else:
+        items.append(item("analysis", None))
+    if report.table is not None:
+        for claim in report.table.claims:
+            msg = None
+            if not claim.holds:
+                examples = "; ".join(str(c) for c in claim.counterexamples[:5])
+                msg = f"claim '{claim.name}' fails on {len(claim.counterexamples)} input(s): {examples}"
+            items.append(item(f"claim::{claim.name}", msg))
+    if report.sites is not None:
+        breaking = bool(report.breaking_fa4)
+        for call in report.sites.fa4_calls():
+            msg = None
+            if not call.covered and (breaking or strict):
+                msg = call.explain()
+            items.append(item(f"call::{call.path}:{call.line}:{call.col}", msg,
+                              (call.path, call.line - 1, f"FA4 call {call.callee_text}")))
+    items.append(item("verdict", None if report.verdict == "safe" else
+                      f"verdict {report.verdict}: " + "; ".join(report.errors or report.reasons)))
+    return items
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if not config.getoption("fa4_audit_te"):
+        return
+    items.extend(_items_for(session, config))

@@ -194,7 +194,10 @@ def _unpacked_root(dest: Path) -> Path:
 # ----------------------------------------------------------------------------- index
 
 def _pip(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "pip", *args, "--disable-pip-version-check"]
+    # Short network timeouts: an unreachable index must fail in seconds, not minutes, so the
+    # cache fallback (offline use) kicks in quickly.
+    cmd = [sys.executable, "-m", "pip", *args, "--disable-pip-version-check",
+           "--timeout", os.environ.get("FA4_AUDIT_PIP_TIMEOUT", "15"), "--retries", "1"]
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -1,0 +1,194 @@
+"""The full audit: equivalence table + call-site coverage + codemod dry run -> one verdict.
+
+This is the one function the CLI (``audit``, ``make-audit``) and the pytest gate share.
+Analysis only: it returns an :class:`AuditReport`; ``analyzer.audit_report`` renders it.
+
+Verdict rule (documented in the README):
+  * ``error``  -- any part could not be analysed (fail closed);
+  * ``unsafe`` -- a claim fails (the normalising fix itself is wrong), or an FA4-reaching call
+    is uncovered (unwrapped binding, direct import, untrusted wrapper) while at least one audited
+    FA4 release turns a pair TE emits into a wrong band as-is; with ``strict``, any call-site
+    finding is unsafe even when no audited release breaks (a latent defect);
+  * ``safe``   -- otherwise. Latent findings are listed as reasons either way.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from analyzer import __version__, sources
+from analyzer.errors import AuditError
+from analyzer.model import Verdict
+from analyzer.progress import NULL, Progress
+
+AUDIT_SCHEMA_VERSION = 1
+
+
+@dataclass
+class CodemodPreview:
+    """What ``python -m fa4_patch TE_DIR --diff`` would change."""
+
+    changed_files: list[str]
+    diff: str
+    error: str | None = None
+
+    def to_json(self) -> dict:
+        return {"changed_files": self.changed_files, "diff": self.diff, "error": self.error}
+
+
+@dataclass
+class AuditReport:
+    te: sources.Source
+    fa4: list[sources.Source]
+    table: Any                     # analyzer.equivalence.model.EquivalenceTable | None
+    sites: Any                     # analyzer.sites.model.SitesReport | None
+    codemod: CodemodPreview | None
+    verdict: Verdict
+    reasons: list[str]
+    errors: list[str]
+    strict: bool
+    command: str
+    breaking_fa4: list[str] = field(default_factory=list)
+    gpu: dict | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "schema": "fa4-audit/audit",
+            "schema_version": AUDIT_SCHEMA_VERSION,
+            "tool_version": __version__,
+            "verdict": self.verdict,
+            "reasons": self.reasons,
+            "errors": self.errors,
+            "strict": self.strict,
+            "command": self.command,
+            "te": self.te.to_json(),
+            "fa4": [s.to_json() for s in self.fa4],
+            "breaking_fa4": self.breaking_fa4,
+            "table": self.table.to_json() if self.table is not None else None,
+            "sites": self.sites.to_json() if self.sites is not None else None,
+            "codemod": self.codemod.to_json() if self.codemod is not None else None,
+            "gpu": self.gpu,
+        }
+
+
+def reproduce_command(te_spec: str, fa4_specs: Sequence[str], strict: bool,
+                      wrappers: Sequence[str] = ()) -> str:
+    parts = ["fa4-audit", "audit", "--te", te_spec]
+    for f in fa4_specs:
+        parts += ["--fa4", f]
+    for w in wrappers:
+        parts += ["--wrapper", w]
+    if strict:
+        parts.append("--strict")
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def codemod_preview(te: sources.Source) -> CodemodPreview:
+    """Dry run of the codemod on the audited tree (nothing is written)."""
+    from fa4_patch import codemod
+
+    try:
+        result = codemod.patch_tree(te.root, mode="diff")
+    except Exception as exc:  # the codemod failing is reported, and makes the audit an error
+        return CodemodPreview([], "", f"{type(exc).__name__}: {exc}")
+    return CodemodPreview(sorted(result.changed_files), result.diff, None)
+
+
+def run_audit(te_spec: str, fa4_specs: Sequence[str], *, strict: bool = False,
+              wrappers: Sequence[str] = (), progress: Progress = NULL,
+              te_source: sources.Source | None = None,
+              command: str | None = None, with_codemod: bool = True) -> AuditReport:
+    """Run every part; never raises for an analysis failure -- it becomes verdict "error"."""
+    from analyzer.equivalence.table import build_table
+    from analyzer.sites import audit_tree
+
+    errors: list[str] = []
+    te = te_source or sources.resolve("te", te_spec)
+    if te.root is None:
+        raise AuditError("the call-site pass needs TE sources: give --te a version, path or 'installed'")
+    fa4 = []
+    for spec in fa4_specs:
+        progress.note(f"fetching flash-attn-4 {spec}")
+        fa4.append(sources.resolve("fa4", spec))
+
+    table = sites = None
+    try:
+        progress.note("equivalence table")
+        table = build_table(fa4, te, progress=progress)
+    except AuditError as exc:
+        errors.append(f"equivalence table: {exc}")
+    try:
+        progress.note("call-site pass")
+        sites = audit_tree(te.root, package_dir="transformer_engine", wrappers=wrappers,
+                           progress=progress)
+    except AuditError as exc:
+        errors.append(f"call sites: {exc}")
+    codemod = None
+    if with_codemod:
+        progress.note("codemod dry run")
+        codemod = codemod_preview(te)
+        if codemod.error:
+            errors.append(f"codemod: {codemod.error}")
+    progress.done()
+
+    verdict, reasons, breaking = decide(table, sites, strict=strict, errors=errors)
+    return AuditReport(te=te, fa4=fa4, table=table, sites=sites, codemod=codemod,
+                       verdict=verdict, reasons=reasons, errors=errors, strict=strict,
+                       command=command or reproduce_command(te_spec, fa4_specs, strict, wrappers),
+                       breaking_fa4=breaking)
+
+
+def decide(table, sites, *, strict: bool, errors: list[str]) -> tuple[Verdict, list[str], list[str]]:
+    """The verdict rule of the module docstring. Returns (verdict, reasons, breaking FA4 labels)."""
+    reasons: list[str] = []
+    breaking: list[str] = []
+    if table is not None:
+        if table.verdict == "error":
+            errors.append("equivalence table: " + "; ".join(table.errors or ["could not evaluate"]))
+        breaking = list(table.breaking_fa4())
+        for claim in table.claims:
+            if not claim.holds:
+                reasons.append(f"claim failed: {claim.name} ({len(claim.counterexamples)} counterexamples)")
+    if sites is not None:
+        if sites.verdict == "error":
+            failures = [f.message for f in sites.findings if f.level == "failure"]
+            errors.append("call sites: " + ("; ".join(failures) or "could not analyse"))
+    if errors or table is None or sites is None:
+        return "error", errors or ["a part of the audit did not run"], breaking
+
+    unsafe = any(r.startswith("claim failed") for r in reasons)
+    findings = [f for f in sites.findings if f.level == "error"]
+    if findings:
+        where = ", ".join(breaking)
+        if breaking:
+            unsafe = True
+            reasons.append(f"{len(findings)} call-site finding(s): TE's -1 sentinels reach FA4 "
+                           f"unnormalised, and {where} turn(s) an emitted pair into a wrong band")
+        elif strict:
+            unsafe = True
+            reasons.append(f"{len(findings)} call-site finding(s) (latent: no audited FA4 release "
+                           f"breaks as-is; --strict makes them unsafe)")
+        else:
+            reasons.append(f"latent: {len(findings)} call-site finding(s), but no audited FA4 "
+                           f"release breaks TE's emitted pairs as-is")
+    elif breaking:
+        reasons.append(f"{', '.join(breaking)} break(s) TE's emitted pairs as-is, but every "
+                       f"FA4-reaching call is covered by a checked normaliser")
+    return ("unsafe" if unsafe else "safe"), reasons, breaking
+
+
+def patched_copy(te: sources.Source, dest_parent: Path | None = None) -> sources.Source:
+    """A temporary copy of the TE tree with fa4_patch's codemod applied (``--write``)."""
+    from fa4_patch import codemod
+
+    tmp = Path(tempfile.mkdtemp(prefix="fa4-audit-patched-", dir=dest_parent))
+    dest = tmp / "tree"
+    shutil.copytree(te.package_dir, dest / "transformer_engine", symlinks=True)
+    codemod.patch_tree(dest, mode="write")
+    label = f"{te.version or te.spec}+fa4_patch"
+    return sources.Source("te", f"{te.spec} (patched copy)", "tree", dest, label)

@@ -1,0 +1,58 @@
+"""fa4-audit audit: the whole audit of one TE tree against one or more FA4 releases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzer.model import EXIT_FOR_VERDICT
+from analyzer.progress import Progress
+
+NAME = "audit"
+HELP = "equivalence table + call-site coverage + codemod dry run, written as md/json/sarif"
+DESCRIPTION = """\
+Run the whole audit of a TransformerEngine tree against one or more flash-attn-4 releases:
+the resolver equivalence table and its claims, the call-site coverage pass, and a dry run of
+the fa4_patch codemod. Writes DIR/audit.md (paste into a pull request), DIR/audit.json
+(versioned, see README) and DIR/audit.sarif, and prints a one-line verdict.
+
+verdict: unsafe when a claim fails, or when an FA4-reaching call is uncovered while an audited
+FA4 release breaks a pair TE emits; --strict also fails latent findings (no audited release
+breaks yet). exit: 0 safe, 1 unsafe, 2 could not analyse.
+
+examples:
+  fa4-audit audit --te 2.20.2 --fa4 4.0.0b11 --fa4 newest --out audit-out
+  fa4-audit audit --te ~/src/TransformerEngine --fa4 installed --strict
+"""
+
+
+def add_arguments(p):
+    p.add_argument("--te", required=True, metavar="SPEC", help="TransformerEngine SPEC")
+    p.add_argument("--fa4", action="append", required=True, metavar="SPEC",
+                   help="flash-attn-4 SPEC (repeatable)")
+    p.add_argument("--out", default="audit-out", metavar="DIR", help="report folder (default: audit-out)")
+    p.add_argument("--strict", action="store_true", help="latent call-site findings are unsafe too")
+    p.add_argument("--wrapper", action="append", default=[], metavar="NAME",
+                   help="also recognise this wrapper name as a normaliser (checked in the sandbox)")
+    p.add_argument("--gpu-results", metavar="FILE",
+                   help="add a saved `fa4-audit verify-gpu` result (JSON) to the report")
+
+
+def run(args, stdout, stderr) -> int:
+    import json
+
+    from analyzer.audit import run_audit
+    from analyzer.audit_report import one_line, write_reports
+    from analyzer.errors import AuditError
+
+    progress = Progress(stderr, quiet=args.quiet)
+    report = run_audit(args.te, args.fa4, strict=args.strict, wrappers=args.wrapper, progress=progress)
+    if args.gpu_results:
+        try:
+            report.gpu = json.loads(Path(args.gpu_results).read_text())
+        except (OSError, ValueError) as exc:
+            raise AuditError(f"--gpu-results {args.gpu_results}: {exc}") from None
+    paths = write_reports(report, Path(args.out))
+    stdout.write(one_line(report) + "\n")
+    if not args.quiet:
+        stderr.write("wrote " + ", ".join(str(p) for p in paths) + "\n")
+    return EXIT_FOR_VERDICT[report.verdict]
