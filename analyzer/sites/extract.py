@@ -1,0 +1,597 @@
+"""libcst -> a small, picklable IR of one file (the per-file, cacheable half of the pass).
+
+Why an IR: the per-file work (parse + walk) is what costs; it runs in worker processes and is
+cached by content hash. The cross-file solver (``flow``) only ever sees this IR.
+
+Positions without PositionProvider: running libcst's PositionProvider costs ~2x the parse
+(measured: 1.2 s on TE's 258 KB context_parallel.py). Instead, every node kind that needs a
+position (call, call argument, dict element, subscript, import alias, assignment, def) gets an
+ordinal in libcst pre-order; the same kinds are collected from ``ast`` (0.06 s on that file)
+and sorted by start position (outer node first on ties), which is the same order. Counts are
+checked kind by kind; any mismatch falls back to PositionProvider for that file, so a wrong
+mapping can never be silent.
+
+Expressions (tuples, tag first):
+  ("N", name) ("A", base, attr) ("K", const) ("T", elts) ("L", elts, pos) ("*", expr)
+  ("D", [(key|None, value, pos)], pos)  ("C", func, args, pos)  args: [(kind, kw, expr, pos)]
+  kind in "p" positional, "*" star, "k" keyword, "**" double star
+  ("I", a, b) either value ("S", base, index, pos) ("O",) opaque
+Statements:
+  ("imp", [(local, module, attr|None, level, pos)])  ("asg", [targets], value, pos)
+  ("aug", target, value, pos)  ("if", true_facts, false_facts, body, orelse)
+  ("try", body, [(exc_names, body)], orelse, final)  ("loop", target|None, iter, body, orelse)
+  ("with", [(expr, target|None)], body)  ("def", FuncIR)  ("cls", ClassIR)  ("ret", expr)
+  ("glob", names)  ("ex", expr)  ("blk", [bodies])
+Targets: ("N", n) ("A", base, attr) ("S", base, index, pos) ("T", [targets]) ("*", target)
+A ``pos`` is a list [line, col_byte, end_line, end_col_byte] (1-based line, 0-based byte col).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+IR_VERSION = 3
+
+_WS = {"whitespace", "lpar", "rpar", "comma", "semicolon", "lbracket", "rbracket", "lbrace",
+       "rbrace", "colon", "equal", "header", "footer", "leading_lines", "newline",
+       "lines_after_decorators", "trailing_whitespace", "asynchronous", "operator", "dot",
+       "whitespace_before", "whitespace_after", "first_line", "empty_lines", "indent",
+       "whitespace_before_colon", "whitespace_after_star", "whitespace_after_param",
+       "whitespace_before_params", "whitespace_after_def", "whitespace_after_class",
+       "whitespace_after_import", "whitespace_before_import", "whitespace_after_from",
+       "whitespace_after_arg", "whitespace_before_args", "whitespace_after_indicator",
+       "whitespace_after_at", "whitespace_after_as", "whitespace_before_as",
+       "whitespace_after_await", "whitespace_after_lambda", "whitespace_before_in",
+       "whitespace_after_in", "whitespace_before_if", "whitespace_after_if",
+       "whitespace_before_else", "whitespace_after_else", "whitespace_before_value",
+       "whitespace_after_for", "whitespace_before_for", "whitespace_after_walrus",
+       "whitespace_before_walrus", "whitespace_before_from", "whitespace_after_func",
+       "whitespace_after_return", "whitespace_after_raise", "whitespace_after_del",
+       "whitespace_after_assert", "whitespace_after_global", "whitespace_after_nonlocal",
+       "whitespace_after_yield", "whitespace_before_expression", "whitespace_after_expression",
+       "whitespace_before_patterns"}
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(t: type) -> tuple[str, ...]:
+    f = _FIELDS.get(t)
+    if f is None:
+        import dataclasses
+        f = tuple(x.name for x in dataclasses.fields(t)
+                  if x.name not in _WS and not x.name.startswith("whitespace"))
+        _FIELDS[t] = f
+    return f
+
+
+@dataclass
+class FuncIR:
+    name: str
+    qualname: str
+    params: list            # [(name, kind, default_expr|None)] kind: pos|kwonly|var|kw
+    decorators: list        # [expr]
+    body: list
+    pos: list
+    is_lambda: bool = False
+
+
+@dataclass
+class ClassIR:
+    name: str
+    qualname: str
+    bases: list             # [expr]
+    decorators: list
+    body: list
+    pos: list
+
+
+@dataclass
+class ModuleIR:
+    path: str               # relative, '/' separated
+    body: list = field(default_factory=list)
+    error: str | None = None
+    positions: str = "ast-ordinals"
+
+
+KINDS = ("call", "arg", "delem", "sub", "alias", "asg", "def")
+
+
+class _Extractor:
+    def __init__(self, provider_positions=None):
+        self.counters = {k: 0 for k in KINDS}
+        self.pending: dict[str, list] = {k: [] for k in KINDS}
+        self.provider = provider_positions   # node -> CodeRange, fallback mode
+
+    # -- positions -----------------------------------------------------------------
+    def pos(self, node, kind, check=None):
+        if self.provider is not None:
+            r = self.provider.get(node)
+            if r is None:
+                return [0, 0, 0, 0]
+            # provider columns are characters; mark with a negative end col? keep as chars
+            return [r.start.line, r.start.column, r.end.line, r.end.column, "chars"]
+        p = [kind, self.counters[kind]]
+        self.counters[kind] += 1
+        self.pending[kind].append((p, check))
+        return p
+
+    # -- statements ----------------------------------------------------------------
+    def body(self, stmts, scope):
+        out = []
+        for s in stmts:
+            self.stmt(s, out, scope)
+            if self.calls_in_generic:
+                out.append(("ex", ("T", self.calls_in_generic)))
+                self.calls_in_generic = []
+        return out
+
+    def block(self, node, scope):
+        # IndentedBlock or SimpleStatementSuite
+        return self.body(node.body, scope)
+
+    def stmt(self, s, out, scope):
+        t = type(s)
+        if t is cst.SimpleStatementLine:
+            for small in s.body:
+                self.small(small, out, scope)
+        elif t is cst.If:
+            self.if_(s, out, scope)
+        elif t is cst.FunctionDef:
+            out.append(("def", self.funcdef(s, scope)))
+        elif t is cst.ClassDef:
+            out.append(("cls", self.classdef(s, scope)))
+        elif t in (cst.Try, cst.TryStar):
+            body = self.block(s.body, scope)
+            handlers = []
+            for h in s.handlers:
+                names = _exc_names(h.type) if h.type is not None else ("*",)
+                if h.type is not None:
+                    self.expr(h.type)
+                hb = []
+                if h.name is not None and isinstance(h.name.name, cst.Name):
+                    hb.append(("asg", [("N", h.name.name.value)], ("O",), None))
+                hb.extend(self.block(h.body, scope))
+                handlers.append((names, hb))
+            orelse = self.block(s.orelse.body, scope) if s.orelse else []
+            final = self.block(s.finalbody.body, scope) if s.finalbody else []
+            out.append(("try", body, handlers, orelse, final))
+        elif t is cst.For:
+            tgt = self.target(s.target)
+            it = self.expr(s.iter)
+            body = self.block(s.body, scope)
+            orelse = self.block(s.orelse.body, scope) if s.orelse else []
+            out.append(("loop", tgt, it, body, orelse))
+        elif t is cst.While:
+            test = self.expr(s.test)
+            body = self.block(s.body, scope)
+            orelse = self.block(s.orelse.body, scope) if s.orelse else []
+            out.append(("loop", None, test, body, orelse))
+        elif t is cst.With:
+            items = []
+            for it in s.items:
+                e = self.expr(it.item)
+                tg = self.target(it.asname.name) if it.asname is not None else None
+                items.append((e, tg))
+            out.append(("with", items, self.block(s.body, scope)))
+        elif t is cst.Match:
+            subj = self.expr(s.subject)
+            out.append(("ex", subj))
+            bodies = []
+            for c in s.cases:
+                self.generic(c.pattern)
+                if c.guard is not None:
+                    out.append(("ex", self.expr(c.guard)))
+                bodies.append(self.block(c.body, scope))
+            out.append(("blk", bodies))
+        else:  # unknown compound statement: keep ordinals exact, treat as opaque block
+            self.generic(s)
+
+    def if_(self, s, out, scope):
+        test = self.expr(s.test)
+        out.append(("ex", test))
+        tf, ff = _facts(s.test)
+        body = self.block(s.body, scope)
+        orelse = []
+        if s.orelse is not None:
+            if isinstance(s.orelse, cst.If):
+                self.if_(s.orelse, orelse, scope)
+            else:
+                orelse = self.block(s.orelse.body, scope)
+        out.append(("if", tf, ff, body, orelse))
+
+    def small(self, s, out, scope):
+        t = type(s)
+        if t is cst.Assign:
+            p = self.pos(s, "asg")
+            targets = [self.target(a.target) for a in s.targets]
+            out.append(("asg", targets, self.expr(s.value), p))
+        elif t is cst.AnnAssign:
+            p = self.pos(s, "asg")
+            tg = self.target(s.target)
+            self.generic(s.annotation)
+            if s.value is not None:
+                out.append(("asg", [tg], self.expr(s.value), p))
+        elif t is cst.AugAssign:
+            p = self.pos(s, "asg")
+            tg = self.target(s.target)
+            out.append(("aug", tg, self.expr(s.value), p))
+        elif t is cst.Expr:
+            out.append(("ex", self.expr(s.value)))
+        elif t is cst.Return:
+            out.append(("ret", self.expr(s.value) if s.value is not None else ("K", None)))
+        elif t is cst.Import:
+            items = []
+            for a in s.names:
+                p = self.pos(a, "alias", _dotted(a.name))
+                mod = _dotted(a.name)
+                if a.asname is not None:
+                    items.append((a.asname.name.value, mod, None, 0, p))
+                else:
+                    items.append((mod.split(".")[0], mod.split(".")[0], None, 0, p))
+            out.append(("imp", items))
+        elif t is cst.ImportFrom:
+            mod = _dotted(s.module) if s.module is not None else ""
+            level = len(s.relative)
+            items = []
+            if isinstance(s.names, cst.ImportStar):
+                items.append(("*", mod, "*", level, None))
+            else:
+                for a in s.names:
+                    p = self.pos(a, "alias", _dotted(a.name))
+                    name = _dotted(a.name)
+                    local = a.asname.name.value if a.asname is not None else name
+                    items.append((local, mod, name, level, p))
+            out.append(("imp", items))
+        elif t is cst.Global or t is cst.Nonlocal:
+            out.append(("glob", [n.name.value for n in s.names]))
+        elif t is cst.Del:
+            out.append(("ex", self.expr(s.target)))
+        elif t is cst.Raise:
+            if s.exc is not None:
+                out.append(("ex", self.expr(s.exc)))
+            if s.cause is not None:
+                out.append(("ex", self.expr(s.cause)))
+        elif t is cst.Assert:
+            out.append(("ex", self.expr(s.test)))
+            if s.msg is not None:
+                out.append(("ex", self.expr(s.msg)))
+        else:  # pass, break, continue, type alias...
+            self.generic(s)
+
+    def funcdef(self, s, scope):
+        decos = [self.expr(d.decorator) for d in s.decorators]
+        p = self.pos(s, "def")
+        params = self.params(s.params)
+        if s.returns is not None:
+            self.generic(s.returns.annotation)
+        qual = f"{scope}.{s.name.value}" if scope else s.name.value
+        body = self.block(s.body, qual + ".<locals>")
+        return FuncIR(s.name.value, qual, params, decos, body, p)
+
+    def params(self, ps):
+        out = []
+        for prm in list(ps.posonly_params) + list(ps.params):
+            out.append((prm.name.value, "pos", self.param_default(prm)))
+        if isinstance(ps.star_arg, cst.Param):
+            out.append((ps.star_arg.name.value, "var", self.param_default(ps.star_arg)))
+        for prm in ps.kwonly_params:
+            out.append((prm.name.value, "kwonly", self.param_default(prm)))
+        if ps.star_kwarg is not None:
+            out.append((ps.star_kwarg.name.value, "kw", self.param_default(ps.star_kwarg)))
+        return out
+
+    def param_default(self, prm):
+        if prm.annotation is not None:
+            self.generic(prm.annotation.annotation)
+        return self.expr(prm.default) if prm.default is not None else None
+
+    def classdef(self, s, scope):
+        decos = [self.expr(d.decorator) for d in s.decorators]
+        p = self.pos(s, "def")
+        bases = [self.expr(a.value) for a in s.bases]
+        for a in s.keywords:
+            self.expr(a.value)
+        qual = f"{scope}.{s.name.value}" if scope else s.name.value
+        body = self.block(s.body, qual)
+        return ClassIR(s.name.value, qual, bases, decos, body, p)
+
+    # -- targets ---------------------------------------------------------------------
+    def target(self, e):
+        t = type(e)
+        if t is cst.Name:
+            return ("N", e.value)
+        if t is cst.Attribute:
+            return ("A", self.expr(e.value), e.attr.value)
+        if t is cst.Subscript:
+            p = self.pos(e, "sub")
+            base = self.expr(e.value)
+            return ("S", base, self.slice(e), p)
+        if t in (cst.Tuple, cst.List):
+            return ("T", [self.target(el.value) if not isinstance(el, cst.StarredElement)
+                          else ("*", self.target(el.value)) for el in e.elements])
+        if t is cst.StarredElement:
+            return ("*", self.target(e.value))
+        self.generic(e)
+        return ("O",)
+
+    def slice(self, e):
+        if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
+            return self.expr(e.slice[0].slice.value)
+        for s in e.slice:
+            self.generic(s)
+        return ("O",)
+
+    # -- expressions -----------------------------------------------------------------
+    def expr(self, e):
+        t = type(e)
+        if t is cst.Name:
+            return ("N", e.value)
+        if t is cst.Attribute:
+            return ("A", self.expr(e.value), e.attr.value)
+        if t is cst.Call:
+            p = self.pos(e, "call", _cdotted(e.func))
+            func = self.expr(e.func)
+            args = []
+            for a in e.args:
+                ap = self.pos(a, "arg", a.keyword.value if a.keyword is not None else None)
+                v = self.expr(a.value)
+                if a.keyword is not None:
+                    args.append(("k", a.keyword.value, v, ap))
+                elif a.star == "*":
+                    args.append(("*", None, v, ap))
+                elif a.star == "**":
+                    args.append(("**", None, v, ap))
+                else:
+                    args.append(("p", None, v, ap))
+            return ("C", func, args, p)
+        if t is cst.Integer:
+            try:
+                return ("K", int(e.value.replace("_", ""), 0))
+            except ValueError:
+                return ("K", int(e.value.replace("_", "")))
+        if t is cst.SimpleString:
+            try:
+                return ("K", e.evaluated_value if isinstance(e.evaluated_value, str) else None)
+            except Exception:
+                return ("O",)
+        if t is cst.UnaryOperation:
+            v = self.expr(e.expression)
+            if isinstance(e.operator, cst.Minus) and v[0] == "K" and isinstance(v[1], int) \
+                    and not isinstance(v[1], bool):
+                return ("K", -v[1])
+            if isinstance(e.operator, cst.Plus) and v[0] == "K":
+                return v
+            return ("O",)
+        if t is cst.Tuple:
+            return ("T", [self.elem(x) for x in e.elements])
+        if t is cst.List:
+            p = self.pos_list(e)
+            return ("L", [self.elem(x) for x in e.elements], p)
+        if t is cst.Dict:
+            p = self.pos_list(e)
+            items = []
+            for el in e.elements:
+                ep = self.pos(el, "delem")
+                if isinstance(el, cst.DictElement):
+                    k = self.expr(el.key)
+                    items.append((k, self.expr(el.value), ep))
+                else:
+                    items.append((None, self.expr(el.value), ep))
+            return ("D", items, p)
+        if t is cst.IfExp:  # source order: body, test, orelse
+            body = self.expr(e.body)
+            self.expr(e.test)
+            return ("I", body, self.expr(e.orelse))
+        if t is cst.BooleanOperation:
+            return ("I", self.expr(e.left), self.expr(e.right))
+        if t is cst.Subscript:
+            p = self.pos(e, "sub")
+            base = self.expr(e.value)
+            return ("S", base, self.slice(e), p)
+        if t is cst.Name and e.value in ("None", "True", "False"):
+            pass
+        if t is cst.StarredElement:
+            return ("*", self.expr(e.value))
+        if t is cst.NamedExpr:
+            v = self.expr(e.value)
+            return v
+        if t is cst.Await:
+            return self.expr(e.expression)
+        if t is cst.Lambda:
+            self.generic(e)
+            return ("O",)
+        if t is cst.ConcatenatedString:
+            self.generic(e)
+            return ("O",)
+        self.generic(e)
+        return ("O",)
+
+    def elem(self, x):
+        if isinstance(x, cst.StarredElement):
+            return ("*", self.expr(x.value))
+        return self.expr(x.value)
+
+    def pos_list(self, e):
+        # lists/dicts are allocation sites; they need an identity, not a reported position:
+        # use the ordinal machinery of nothing -> a unique token
+        self._alloc = getattr(self, "_alloc", 0) + 1
+        return ("alloc", self._alloc)
+
+    def generic(self, node):
+        """Walk a subtree we do not model, still counting positioned kinds (exact ordinals),
+        and still recording calls (calls inside lambdas / comprehensions / f-strings)."""
+        t = type(node)
+        if t is cst.Call or t is cst.Subscript or t is cst.Dict or t is cst.List:
+            self.calls_in_generic.append(self.expr(node))
+            return
+        if t in (cst.Assign, cst.AnnAssign, cst.AugAssign):
+            self.pos(node, "asg")
+        elif t in (cst.FunctionDef, cst.ClassDef):
+            self.pos(node, "def")
+        elif t is cst.ImportAlias:
+            self.pos(node, "alias")
+        if t is cst.IfExp:  # fields are test, body, orelse; the source says body, test, orelse
+            self.generic(node.body)
+            self.generic(node.test)
+            self.generic(node.orelse)
+            return
+        fields = _fields(t)
+        if "decorators" in fields:  # decorators come first in the source
+            for d in node.decorators:
+                self.generic(d)
+            fields = tuple(f for f in fields if f != "decorators")
+        for f in fields:
+            v = getattr(node, f)
+            if isinstance(v, cst.CSTNode):
+                self.generic(v)
+            elif type(v) in (list, tuple):
+                for c in v:
+                    if isinstance(c, cst.CSTNode):
+                        self.generic(c)
+
+    calls_in_generic: list
+
+
+def _dotted(e) -> str:
+    if isinstance(e, cst.Name):
+        return e.value
+    if isinstance(e, cst.Attribute):
+        return f"{_dotted(e.value)}.{e.attr.value}"
+    return "?"
+
+
+def _cdotted(e):
+    if isinstance(e, cst.Name):
+        return e.value
+    if isinstance(e, cst.Attribute):
+        b = _cdotted(e.value)
+        return f"{b}.{e.attr.value}" if b else None
+    return None
+
+
+def _adotted(e):
+    if isinstance(e, ast.Name):
+        return e.id
+    if isinstance(e, ast.Attribute):
+        b = _adotted(e.value)
+        return f"{b}.{e.attr}" if b else None
+    return None
+
+
+def _key(e):
+    """A fact key: a Name or a dotted chain of names (``ctx.use_flash_attn_4``)."""
+    if isinstance(e, cst.Name):
+        return e.value
+    if isinstance(e, cst.Attribute):
+        b = _key(e.value)
+        return f"{b}.{e.attr.value}" if b else None
+    return None
+
+
+def _facts(test):
+    """(facts when true, facts when false) of an if-test, each a tuple of (key, bool)."""
+    k = _key(test)
+    if k is not None and k not in ("True", "False", "None"):
+        return ((k, True),), ((k, False),)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        t, f = _facts(test.expression)
+        return f, t
+    if isinstance(test, cst.BooleanOperation):
+        lt, lf = _facts(test.left)
+        rt, rf = _facts(test.right)
+        if isinstance(test.operator, cst.And):
+            return lt + rt, ()
+        return (), lf + rf
+    return (), ()
+
+
+def _exc_names(e) -> tuple:
+    if isinstance(e, cst.Tuple):
+        return tuple(_dotted(x.value).split(".")[-1] for x in e.elements)
+    return (_dotted(e).split(".")[-1],)
+
+
+# ----------------------------------------------------------------------------- ast side
+
+def _ast_spans(tree: ast.AST) -> dict[str, list]:
+    out = {k: [] for k in KINDS}
+    for n in ast.walk(tree):
+        t = type(n)
+        if t is ast.Call:
+            out["call"].append(n)
+            out["arg"].extend(n.args)
+            out["arg"].extend(n.keywords)
+        elif t is ast.Dict:
+            for k, v in zip(n.keys, n.values):
+                out["delem"].append(k if k is not None else v)
+        elif t is ast.Subscript:
+            out["sub"].append(n)
+        elif t is ast.alias:
+            if n.name != "*":
+                out["alias"].append(n)
+        elif t in (ast.Assign, ast.AnnAssign, ast.AugAssign):
+            out["asg"].append(n)
+        elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            out["def"].append(n)
+    res = {}
+    for k, nodes in out.items():
+        spans = []
+        for n in nodes:
+            if k == "call":
+                chk = _adotted(n.func)
+            elif k == "arg":
+                chk = n.arg if type(n) is ast.keyword else None
+            elif k == "alias":
+                chk = n.name
+            else:
+                chk = None
+            spans.append((n.lineno, n.col_offset, n.end_lineno or n.lineno,
+                          n.end_col_offset or 0, chk))
+        # pre-order == start position order, the enclosing (longer) node first on ties
+        spans.sort(key=lambda s: (s[0], s[1], -s[2], -s[3]))
+        res[k] = spans
+    return res
+
+
+def extract(path: str, source: bytes, line_offset: int = 0) -> ModuleIR:
+    """Parse ``source`` (bytes) and build its IR. A syntax error gives ``ModuleIR.error``."""
+    try:
+        module = cst.parse_module(source)
+    except Exception as exc:  # libcst.ParserSyntaxError and friends
+        msg = str(exc).strip().splitlines()
+        return ModuleIR(path, error=f"libcst cannot parse: {msg[0] if msg else type(exc).__name__}")
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError) as exc:
+        tree = None
+        ast_err = f"{type(exc).__name__}: {exc}"
+    ex = _Extractor()
+    ex.calls_in_generic = []
+    ast_err = None
+    body = ex.body(module.body, "")
+    spans = _ast_spans(tree) if tree is not None else None
+    ok = spans is not None and all(len(spans[k]) == ex.counters[k] for k in KINDS)
+    if ok:
+        # the check tokens (callee spelling, keyword name, import name) must agree too
+        ok = all(chk is None or spans[k][p[1]][4] == chk
+                 for k in KINDS for p, chk in ex.pending[k])
+    if ok:
+        for k in KINDS:
+            sp = spans[k]
+            for p, _ in ex.pending[k]:
+                s = sp[p[1]]
+                p[:] = [s[0] + line_offset, s[1], s[2] + line_offset, s[3]]
+        mir = ModuleIR(path, body=body)
+    else:
+        # fall back: PositionProvider (slow, exact)
+        from libcst.metadata import MetadataWrapper, PositionProvider
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        positions = wrapper.resolve(PositionProvider)
+        ex2 = _Extractor(provider_positions=positions)
+        ex2.calls_in_generic = []
+        body = ex2.body(module.body, "")
+        mir = ModuleIR(path, body=body, positions="provider")
+        ex = ex2
+    return mir
