@@ -27,12 +27,12 @@ def normalize_pair(left, right):
     """
     if left is not None:
         if isinstance(left, bool) or not isinstance(left, int):
-            raise TypeError(f"window_size_left must be an int or None, got {left!r}")
+            raise TypeError(f"window_size_left must be an int or None, got {left}")
         if left < 0:
             left = None
     if right is not None:
         if isinstance(right, bool) or not isinstance(right, int):
-            raise TypeError(f"window_size_right must be an int or None, got {right!r}")
+            raise TypeError(f"window_size_right must be an int or None, got {right}")
         if right < 0:
             right = None
     return left, right
