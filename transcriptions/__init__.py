@@ -53,7 +53,7 @@ REGISTRY: tuple[Transcription, ...] = (
         releases=_fa4_betas(3, 4),
         where="flash_attn/cute/interface.py: statements inside _flash_attn_fwd",
         function=fa4.inline_fwd,
-        fingerprints=("ad3ec5ff26d7aa11",),
+        fingerprints=("d4eb102c4fb578c5",),
     ),
     Transcription(
         name="inline", kind="fa4-resolver", role="bwd", repository=FA4_REPO,
@@ -61,21 +61,21 @@ REGISTRY: tuple[Transcription, ...] = (
         releases=_fa4_betas(3, 4),
         where="flash_attn/cute/interface.py: statements inside _flash_attn_bwd",
         function=fa4.inline_bwd,
-        fingerprints=("3c1e3b3d65b8e7c2",),
+        fingerprints=("b2059ffaf1a896ba",),
     ),
     Transcription(
         name="pre-2490", kind="fa4-resolver", role="shared", repository=FA4_REPO,
         commit="59cf537812", releases=_fa4_betas(5, 29),
         where="flash_attn/cute/interface.py: _resolve_causal_local_window",
         function=fa4.resolve_pre_2490,
-        fingerprints=("a5b4a2d4e3b0c1f9",),
+        fingerprints=("efa18787c3ef642f",),
     ),
     Transcription(
         name="post-2490", kind="fa4-resolver", role="shared", repository=FA4_REPO,
         commit="7d6a6d25", releases=_fa4_betas(30, 36),
         where="flash_attn/cute/interface.py: _resolve_causal_local_window",
         function=fa4.resolve_post_2490,
-        fingerprints=("b7c1d0e2f3a4b5c6",),
+        fingerprints=("b014f205ab2f5454",),
     ),
     Transcription(
         name="te-check-set-window-size", kind="te-window", role="check", repository=TE_REPO,
@@ -83,7 +83,7 @@ REGISTRY: tuple[Transcription, ...] = (
         releases=("2.15.0", "2.16.0", "2.16.1", "2.17.0", "2.17.1", "2.18.0", "2.19.0", "2.20.2"),
         where="transformer_engine/pytorch/attention/dot_product_attention/utils.py: check_set_window_size",
         function=te.check_set_window_size,
-        fingerprints=("c0ffee0000000000",),
+        fingerprints=("50a34e5720aaeae0",),
     ),
 )
 
