@@ -447,13 +447,23 @@ class _Patcher(cst.CSTTransformer):
         return updated_node.with_changes(body=out)
 
 
-def _uses_wrap(stmt: cst.CSTNode) -> bool:
+def _uses_wrap(stmt: cst.CSTNode, package: str | None = None) -> bool:
+    """``stmt`` calls ``_fa4_audit_wrap`` (or, with ``package``, imports an FA4 entry point:
+    the helper goes before the binding, not between the binding and its wrap line)."""
     hit = False
 
     class V(cst.CSTVisitor):
         def visit_Call(self, call: cst.Call) -> None:
             nonlocal hit
             if isinstance(call.func, cst.Name) and call.func.value == WRAP_NAME:
+                hit = True
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            nonlocal hit
+            if package is None or isinstance(node.names, cst.ImportStar):
+                return
+            if _resolve_from(node, package) in FA4_ENTRY_MODULES and any(
+                    (_dotted(a.name) or "") in ENTRY_POINTS for a in node.names):
                 hit = True
 
     stmt.visit(V())
@@ -489,7 +499,8 @@ def _helper_statements(mode: str) -> list[cst.BaseStatement]:
     return out
 
 
-def _ensure_helpers(module: cst.Module, mode: str) -> tuple[cst.Module, str | None]:
+def _ensure_helpers(module: cst.Module, mode: str,
+                    package: str) -> tuple[cst.Module, str | None]:
     """Add (or restore) the helper the wrap lines call; returns the module and what it did."""
     first_use = next((i for i, s in enumerate(module.body) if _uses_wrap(s)), None)
     defs = _helper_defs(module)
@@ -529,6 +540,8 @@ def _ensure_helpers(module: cst.Module, mode: str) -> tuple[cst.Module, str | No
         return module.with_changes(body=body), ("restored" if changed else None)
     if first_use is None:
         return module, None
+    # insert before the first statement that binds FA4 or calls the wrapper
+    first_use = next(i for i, s in enumerate(module.body) if _uses_wrap(s, package))
     helpers = _helper_statements(mode)
     if mode == "import":
         # right after the last top-level import above the first use (keeps imports together)
@@ -601,7 +614,7 @@ def patch_source(source: str, path: str = "transformer_engine/m.py", *,
     if patcher.errors:
         raise CodemodError(f"{path}: {patcher.errors[0]}")
     try:
-        new, helper = _ensure_helpers(new, mode)
+        new, helper = _ensure_helpers(new, mode, package)
     except CodemodError as exc:
         raise CodemodError(f"{path}: {exc}") from None
     after = new.code
