@@ -113,12 +113,20 @@ def _counterexample(ex: dict) -> str:
 
 # ----------------------------------------------------------------------------- history
 
+def _breaks(r: dict) -> str:
+    if r.get("breaks") is None:
+        return "error"
+    if r["breaks"]:
+        return f"yes ({r.get('broken_pairs', '?')}/{r.get('pairs', '?')} pairs)"
+    return "no"
+
+
 def render_history(rows: list[dict], fmt: str = "text", *, te_label: str = "") -> str:
     if fmt == "json":
         return json.dumps({"te": te_label, "releases": rows}, indent=2) + "\n"
     headers = ["version", "variant", "fingerprint", "breaks TE pairs", "first broken pair"]
     body = [[r["version"], r.get("variant") or MISSING, r.get("fingerprint") or MISSING,
-             {True: "yes", False: "no", None: "error"}[r.get("breaks")],
+             _breaks(r),
              r.get("first_broken") or r.get("error") or MISSING] for r in rows]
     text = tabulate(body, headers=headers, tablefmt=_tablefmt(fmt), disable_numparse=True,
                     missingval=MISSING)
