@@ -34,7 +34,7 @@ import transcriptions
 from analyzer.errors import AuditError
 from analyzer.sources import cache_dir, iter_py_files
 
-SCHEMA = 1  # bump when extraction or fingerprinting changes (invalidates the cache)
+SCHEMA = 2  # bump when extraction or fingerprinting changes (invalidates the cache)
 
 ENTRY_POINTS = ("_flash_attn_fwd", "_flash_attn_bwd")
 WINDOW_PARAMS = ("causal", "window_size_left", "window_size_right")
@@ -542,7 +542,7 @@ def extract_fa4(root: Path, *, use_cache: bool = True) -> list[Extracted]:
         text, notes = _with_helpers(d)
         key = (d.path, d.line)
         by_def.setdefault(key, []).append(ep)
-        resolved[f"{key}"] = (d, text, callee, decos, notes)
+        resolved[f"{key}"] = (d, text, d.node.name.value, decos, notes)
     for key, eps in by_def.items():
         d, text, callee, decos, notes = resolved[f"{key}"]
         role = "shared" if len(eps) == len(ENTRY_POINTS) else eps[0].rsplit("_", 1)[-1]
@@ -558,15 +558,52 @@ def extract_fa4(root: Path, *, use_cache: bool = True) -> list[Extracted]:
     return out
 
 
+def _import_aliases(module: cst.Module, path: str) -> dict[str, tuple[str | None, str]]:
+    """``from M import name as local`` at module level: local -> (path of M's file or None,
+    name). Relative imports are resolved against the importing file's package."""
+    out: dict[str, tuple[str | None, str]] = {}
+    pkg = path.rsplit("/", 1)[0] if "/" in path else ""
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+                continue
+            dots = len(small.relative)
+            mod = _dotted(small.module) if small.module is not None else None
+            target = None
+            if dots:
+                base = pkg.split("/") if pkg else []
+                base = base[: len(base) - (dots - 1)] if dots > 1 else base
+                target = "/".join(base + (mod.split(".") if mod else []))
+            elif mod:
+                target = mod.replace(".", "/")
+            for alias in small.names:
+                name = _dotted(alias.name)
+                if name is None:
+                    continue
+                local = alias.asname.name.value if alias.asname is not None else name
+                out[local] = (target, name)
+    return out
+
+
 def _locate_callee(tree: _Tree, entry: _Def, callee: str) -> _Def:
+    aliases = _import_aliases(entry.module, entry.path)
+    wanted_files: tuple[str, ...] = ()
+    if callee in aliases:
+        target, real = aliases[callee]
+        if target:
+            wanted_files = (f"{target}.py", f"{target}/__init__.py")
+        callee = real
     cands = tree.defs(callee)
     if not cands:
         raise AuditError(f"{entry.path}: {entry.node.name.value} calls {callee}, but no "
                          f"def {callee} exists under flash_attn/cute/")
     nested = [d for d in cands if d.path == entry.path and entry.node.name.value in d.outer]
+    imported = [d for d in cands if d.path in wanted_files and not d.outer]
     same_module = [d for d in cands if d.path == entry.path and not d.outer]
     toplevel = [d for d in cands if not d.outer or (d.in_class and len(d.outer) == 1)]
-    for group in (nested, same_module, toplevel):
+    for group in (nested, imported, same_module, toplevel):
         if not group:
             continue
         prints = {fingerprint(_plain_def(d.node)) for d in group}

@@ -17,16 +17,17 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from fa4_patch.normalize import normalize_pair
+
 from analyzer.equivalence.model import SEVERITY, Band, BandVerdict, ResolvedState, ShapeResult
 
 NEG_INF = float("-inf")
 
 
 def normalize_window(left, right) -> tuple:
-    """The fix's rule: a negative side means unbounded, spelled None for FA4."""
-    def one(v):
-        return None if (v is not None and v < 0) else v
-    return one(left), one(right)
+    """The fix's rule, taken from the fix itself (``fa4_patch.normalize.normalize_pair``):
+    a negative side means unbounded, spelled None for FA4."""
+    return normalize_pair(left, right)
 
 
 def _rows(seqlen_q: int, seqlen_k: int, lo_off, hi_off, causal: bool) -> Band:
