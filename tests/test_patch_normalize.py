@@ -124,3 +124,19 @@ def test_normalize_pair_accepted_by_the_project_sandbox():
     sandbox = pytest.importorskip("analyzer.sandbox")
     sandbox.check_source(inspect.getsource(normalize_mod.normalize_pair),
                          allowed_names=["isinstance", "bool", "int", "TypeError"])
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+_side = st.one_of(st.none(), st.integers(min_value=-(2 ** 70), max_value=2 ** 70))
+
+
+@given(_side, _side)
+def test_property_each_side_independently(left, right):
+    """Per side: negative -> None, anything else unchanged; normalising twice changes nothing."""
+    out = normalize_pair(left, right)
+    assert out == (None if left is not None and left < 0 else left,
+                   None if right is not None and right < 0 else right)
+    assert normalize_pair(*out) == out
+    assert normalize_window((left, right)) == out
+    assert normalize_window([left, right]) == list(out)
