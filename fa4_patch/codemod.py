@@ -488,9 +488,10 @@ def _helper_defs(module: cst.Module) -> dict[str, int]:
     return out
 
 
-def _helper_statements(mode: str) -> list[cst.BaseStatement]:
+def _helper_statements(mode: str, newline: str = "\n") -> list[cst.BaseStatement]:
     src = HELPER_SOURCE if mode == "inline" else IMPORT_SOURCE
-    stmts = list(cst.parse_module(src).body)
+    # the docstrings' line breaks are inside string tokens: give them the file's own
+    stmts = list(cst.parse_module(src.replace("\n", newline)).body)
     blank = cst.EmptyLine()
     out = []
     for i, s in enumerate(stmts):
@@ -511,7 +512,8 @@ def _ensure_helpers(module: cst.Module, mode: str,
         return module, None
     if WRAP_NAME in defs or PAIR_NAME in defs:
         # present: check each against the canonical code, restore what differs or is missing
-        canonical = {s.name.value: s for s in _helper_statements("inline")}
+        canonical = {s.name.value: s for s in _helper_statements("inline",
+                                                                 module.default_newline)}
         changed = False
         for name in (PAIR_NAME, WRAP_NAME):
             if name in defs:
@@ -542,7 +544,7 @@ def _ensure_helpers(module: cst.Module, mode: str,
         return module, None
     # insert before the first statement that binds FA4 or calls the wrapper
     first_use = next(i for i, s in enumerate(module.body) if _uses_wrap(s, package))
-    helpers = _helper_statements(mode)
+    helpers = _helper_statements(mode, module.default_newline)
     if mode == "import":
         # right after the last top-level import above the first use (keeps imports together)
         last = None

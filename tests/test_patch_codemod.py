@@ -544,3 +544,14 @@ def test_real_te_2202_import_mode(tmp_path):
     added = [l[1:] for l in out.splitlines() if l.startswith("+") and not l.startswith("+++")]
     assert added[0] == "from fa4_patch import wrap as _fa4_audit_wrap"
     assert len(added) == 5 and "def _fa4_audit_wrap" not in out
+
+
+def test_crlf_and_tab_indented_file_keeps_its_style():
+    """A CRLF, tab-indented module stays CRLF everywhere (docstrings too) and tab-indented."""
+    src = ("import os\r\ntry:\r\n\tfrom flash_attn.cute.interface import flash_attn_func as f\r\n"
+           "except ImportError:\r\n\tf = None\r\n")
+    got = patch_source(src, "transformer_engine/a.py")
+    assert got.after.count("\n") == got.after.count("\r\n")
+    assert "\r\n\tf = _fa4_audit_wrap(f)\r\n" in got.after
+    compile(got.after, "a.py", "exec")
+    assert not patch_source(got.after, "transformer_engine/a.py").changed
