@@ -11,9 +11,8 @@ from __future__ import annotations
 import warnings as _warnings
 
 from analyzer.equivalence.emissions import WINDOW_GRID
-from analyzer.equivalence.extract import FA4_NAMES, TE_ATTRS, TE_NAMES, Extracted
+from analyzer.equivalence.extract import Extracted
 from analyzer.equivalence.model import MASK_TYPES
-from analyzer.sandbox import run_function
 
 SIDES = (None, *range(-3, 9))
 FA4_DOMAIN = tuple((c, l, r) for c in (False, True) for l in SIDES for r in SIDES)
@@ -30,9 +29,8 @@ def _outcome(fn, args) -> tuple:
     return res + (tuple(str(c.message) for c in caught),)
 
 
-def _real_outcomes(e: Extracted, inputs, names, attrs) -> list[tuple]:
-    results = run_function(e.source, e.func_name, [(tuple(a), {}) for a in inputs],
-                           allowed_names=names, allowed_attrs=attrs)
+def _real_outcomes(e: Extracted, inputs) -> list[tuple]:
+    results = e.run([(tuple(a), {}) for a in inputs])
     out = []
     for r in results:
         if r.ok:
@@ -57,11 +55,11 @@ def check_extracted(e: Extracted, transcription=None, *, limit: int = 10) -> lis
         return []
     if e.kind == "fa4-resolver":
         inputs = FA4_DOMAIN
-        real = _real_outcomes(e, inputs, FA4_NAMES, ())
+        real = _real_outcomes(e, inputs)
         names = ("causal", "left", "right")
     else:
         inputs = tuple((m, w) for m in MASK_TYPES for w in WINDOW_GRID)
-        real = _real_outcomes(e, inputs, TE_NAMES, TE_ATTRS)
+        real = _real_outcomes(e, inputs)
         names = ("attn_mask_type", "window_size")
     diffs = []
     for args, r in zip(inputs, real):

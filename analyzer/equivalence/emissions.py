@@ -16,9 +16,8 @@ import warnings as _warnings
 from pathlib import Path
 
 import transcriptions
-from analyzer.equivalence.extract import TE_ATTRS, TE_NAMES, Extracted
+from analyzer.equivalence.extract import Extracted
 from analyzer.equivalence.model import MASK_TYPES, Emission
-from analyzer.sandbox import run_function
 
 # Every shape check_set_window_size distinguishes: None, both sentinels, (w, 0), (w, w2),
 # (0, 0), one-sided and two-sided negatives, and lists (compared with == against tuples).
@@ -81,8 +80,7 @@ def te_emissions(te: Extracted | None) -> list[Emission]:
                     value, ok, err = None, False, f"{type(exc).__name__}: {exc}"
             out.append(_emission(mask, w, ok, value, err, [str(c.message) for c in caught]))
         return out
-    results = run_function(te.source, te.func_name, [((m, w), {}) for m, w in calls],
-                           allowed_names=TE_NAMES, allowed_attrs=TE_ATTRS)
+    results = te.run([((m, w), {}) for m, w in calls])
     for (mask, w), r in zip(calls, results):
         out.append(_emission(mask, w, r.ok, r.value, r.error, r.warnings))
     return out

@@ -32,6 +32,7 @@ import libcst as cst
 
 import transcriptions
 from analyzer.errors import AuditError
+from analyzer.sandbox import SandboxFailed, SandboxRefused, run_function
 from analyzer.sources import cache_dir, iter_py_files
 
 SCHEMA = 2  # bump when extraction or fingerprinting changes (invalidates the cache)
@@ -81,6 +82,18 @@ class Extracted:
                 "path": self.path, "line": self.line, "fingerprint": self.fingerprint,
                 "variant": self.variant, "decorators": list(self.decorators),
                 "notes": list(self.notes)}
+
+    def run(self, calls: list[tuple[tuple, dict]]) -> list:
+        """Evaluate this function in the sandbox on ``calls``; refusals and failures are
+        re-raised naming where the function lives in the audited tree."""
+        names, attrs = (FA4_NAMES, ()) if self.kind == "fa4-resolver" else (TE_NAMES, TE_ATTRS)
+        try:
+            return run_function(self.source, self.func_name, calls,
+                                allowed_names=names, allowed_attrs=attrs)
+        except (SandboxRefused, SandboxFailed) as exc:
+            where = f"{self.path}:{self.line} {self.name}"
+            msg = str(exc).replace("line ", "line-in-function ", 1) if "(" in str(exc) else str(exc)
+            raise type(exc)(f"{where}: {msg}") from None
 
     @classmethod
     def from_json(cls, d: dict, source: str, func_name: str) -> "Extracted":

@@ -13,13 +13,12 @@ from typing import Callable, Sequence
 
 from analyzer.equivalence import emissions as em
 from analyzer.equivalence.check import check_extracted
-from analyzer.equivalence.extract import FA4_NAMES, Extracted, extract_fa4, extract_te
+from analyzer.equivalence.extract import Extracted, extract_fa4, extract_te
 from analyzer.equivalence.model import (Cell, Claim, EquivalenceTable, Fa4Column,
                                         ResolvedState, Row, window_repr)
 from analyzer.equivalence.semantics import band_verdict, normalize_window, worst
 from analyzer.errors import AuditError
 from analyzer.progress import NULL, Progress
-from analyzer.sandbox import run_function
 from analyzer.sources import Source
 
 CLAIM_A = ("normalised input gives the intended band on every audited resolver, "
@@ -39,8 +38,7 @@ class Evaluated:
 def evaluate_resolver(e: Extracted, inputs: Sequence[tuple]) -> Evaluated:
     """Run an extracted resolver (sandboxed, one subprocess) on (causal, left, right) inputs."""
     inputs = list(dict.fromkeys(inputs))
-    results = run_function(e.source, e.func_name, [(tuple(i), {}) for i in inputs],
-                           allowed_names=FA4_NAMES)
+    results = e.run([(tuple(i), {}) for i in inputs])
     states, errors = {}, {}
     for i, r in zip(inputs, results):
         if not r.ok:
