@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -403,6 +404,24 @@ def test_verify_gpu_results_bad_file_exits_2_one_line(cli, tmp_path):
     p.write_text('{"schema": "other"}')
     r = cli("verify-gpu", "--results", str(p))
     assert r.code == 2 and r.err.count("\n") == 1 and "schema" in r.err
+
+
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "gpu-results"
+
+
+@pytest.mark.parametrize("name", ["h200-fa4-b36"])
+def test_committed_gpu_results_are_consistent_and_rendered(name):
+    """Guards against a committed GPU table that is stale (not the rendering of the committed
+    JSON) or a result file that contradicts its own flags: every as-is failure of the H200 b36
+    run is an all-zero output of a (-1, 0) window, and every wrapped case passed."""
+    result = report.load_result(RESULTS / f"{name}.json")
+    assert (RESULTS / f"{name}.md").read_text() == report.render(result, "markdown")
+    assert result["complete"] and report.exit_status(result) == 0
+    for c in result["cases"]:
+        if c["mode"] == "as-is" and not c["passed"]:
+            assert c["window"] == [-1, 0] and c["out_all_zero"], c
+        if c["passed"]:
+            assert not c["out_all_zero"] and all(e["ok"] for e in c["errors"].values())
 
 
 def _gpu_skip_reason() -> str | None:

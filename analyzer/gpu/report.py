@@ -247,7 +247,13 @@ def render(result: dict, fmt: str = "markdown") -> str:
             rows = [[r["variant"], _ms(r["median_ms"]), _ms(r["p10_ms"]), _ms(r["p90_ms"]),
                      f"{r['host_us_median']:.1f}", f"{r['tflops']:.1f}"] for r in timing["rows"]]
             out.append(_table(["variant", "median ms", "p10 ms", "p90 ms", "host us/call",
-                               "TFLOP/s"], rows, fmt))
+                               "TFLOP/s (causal FLOPs)"], rows, fmt))
+            delta = wrapper_delta(timing)
+            if delta:
+                out.append("")
+                out.append(f"wrapped (-1, 0) vs bare: {delta['gpu_ms']:+.4f} ms median on the GPU "
+                           f"({delta['gpu_percent']:+.1f} %), {delta['host_us']:+.1f} us host time "
+                           f"per call (FA4's own host time: {delta['bare_host_us']:.0f} us).")
     cpu = result.get("wrapper_overhead_cpu")
     if cpu:
         out.append("")
@@ -261,6 +267,19 @@ def render(result: dict, fmt: str = "markdown") -> str:
         out.append(_table(["call", "bare ns", "wrapped ns", "overhead ns", "window reaching fn",
                            "as expected"], rows, fmt))
     return "\n".join(out) + "\n"
+
+
+def wrapper_delta(timing: dict) -> dict | None:
+    """Wrapped (TE's (-1, 0)) minus bare (default window) from the harness's timing rows."""
+    rows = timing.get("rows") or []
+    bare = next((r for r in rows if r["variant"].startswith("bare, window_size default")), None)
+    wrapped = next((r for r in rows if r["variant"].startswith("wrapped, window_size=(-1, 0)")), None)
+    if bare is None or wrapped is None:
+        return None
+    d = wrapped["median_ms"] - bare["median_ms"]
+    return {"gpu_ms": d, "gpu_percent": 100 * d / bare["median_ms"],
+            "host_us": wrapped["host_us_median"] - bare["host_us_median"],
+            "bare_host_us": bare["host_us_median"]}
 
 
 def _ms(v) -> str:
