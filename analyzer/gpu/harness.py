@@ -456,12 +456,15 @@ def wrapper_overhead_cpu(wrap, number: int = 100_000, repeat: int = 5) -> dict:
 
 
 def time_forward(fns: dict, wrapped: dict | None, *, batch=2, seqlen=4096, heads=16, dim=128,
-                 warmup=20, iters=50, rounds=6) -> dict:
+                 warmup=20, iters=50, rounds=8, device="cuda") -> dict:
     """Causal forward of flash_attn_func, bare vs wrapped, CUDA events around each call,
-    variants interleaved round by round; median (and p10/p90) over rounds*iters calls."""
+    variants interleaved round by round, the order rotated every round (each variant goes
+    first equally often, so no variant always follows a synchronize); median (and p10/p90)
+    over rounds*iters calls. host_us is the time the Python call takes to return (launch
+    included, no synchronisation)."""
     g = torch.Generator().manual_seed(1)
     q, k, v = (torch.randn(batch, seqlen, heads, dim, generator=g)
-               .to("cuda", torch.bfloat16) for _ in range(3))
+               .to(device, torch.bfloat16) for _ in range(3))
     bare = fns["flash_attn_func"]
     variants = [("bare, window_size default (None, None)", bare, {})]
     if wrapped is not None:
@@ -478,8 +481,9 @@ def time_forward(fns: dict, wrapped: dict | None, *, batch=2, seqlen=4096, heads
             for _ in range(warmup):
                 f(q, k, v, causal=True, **kw)
         torch.cuda.synchronize()
-        for _ in range(rounds):
-            for name, f, kw in variants:
+        for r in range(rounds):
+            shift = r % len(variants)
+            for name, f, kw in variants[shift:] + variants[:shift]:
                 events = []
                 for _ in range(iters):
                     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -503,7 +507,8 @@ def time_forward(fns: dict, wrapped: dict | None, *, batch=2, seqlen=4096, heads
     return {"shape": {"batch": batch, "seqlen": seqlen, "heads": heads, "dim": dim,
                       "dtype": "bfloat16", "causal": True},
             "method": f"CUDA events per call, {warmup} warm-up calls per variant, "
-                      f"{rounds} interleaved rounds x {iters} calls", "rows": rows}
+                      f"{rounds} interleaved rounds x {iters} calls, order rotated each round",
+            "rows": rows}
 
 
 # --------------------------------------------------------------------------- environment
