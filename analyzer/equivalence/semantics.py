@@ -15,6 +15,7 @@ Verdicts, comparing the two bands row by row (on sq = sk and on sq < sk; the wor
 
 from __future__ import annotations
 
+import functools
 from typing import Iterable
 
 from fa4_patch.normalize import normalize_pair
@@ -99,6 +100,9 @@ def band_verdict(state: ResolvedState, causal: bool, window,
                  simulate: bool = False) -> tuple[BandVerdict, list[ShapeResult]]:
     """Compare the state's band with TE's intent for ``(causal, window)`` on each shape."""
     shapes = shapes or shapes_for(window[0], window[1], state.left, state.right)
+    if not simulate:
+        verdict, results = _bands_only(state, bool(causal), tuple(window), tuple(shapes))
+        return verdict, list(results)
     out = []
     for sq, sk in shapes:
         actual = state_band(state, sq, sk)
@@ -109,6 +113,15 @@ def band_verdict(state: ResolvedState, causal: bool, window,
             relerr, zero = simulated_error(actual, intended)
         out.append(ShapeResult(sq, sk, v, relerr, zero))
     return worst(s.band for s in out), out
+
+
+@functools.lru_cache(maxsize=4096)
+def _bands_only(state, causal, window, shapes):
+    out = []
+    for sq, sk in shapes:
+        v = compare(state_band(state, sq, sk), intended_band(causal, window, sq, sk))
+        out.append(ShapeResult(sq, sk, v))
+    return worst(s.band for s in out), tuple(out)
 
 
 # ----------------------------------------------------------------------------- simulation
@@ -128,6 +141,7 @@ def _qkv(sq: int, sk: int, dim: int = 16):
     return _SIM_CACHE[key]
 
 
+@functools.lru_cache(maxsize=256)
 def attention(band: Band, dim: int = 16):
     """float64 attention output (and LSE) restricted to ``band``; an empty row gives zero
     output and LSE -inf, as FA4 does."""
@@ -147,6 +161,7 @@ def attention(band: Band, dim: int = 16):
     return out, lse
 
 
+@functools.lru_cache(maxsize=1024)
 def simulated_error(actual: Band, intended: Band) -> tuple[float, bool]:
     """Relative (Frobenius) error of the simulated output against the intended one, and
     whether the output is all zero. An empty band gives 1.0 and True."""
