@@ -53,7 +53,7 @@ def test_resolver_that_changes_state_under_normalisation_breaks_claim_b_only():
 
 def test_correct_resolver_is_clean_and_rows_are_all_exact():
     t = build_table([fixture_source("decorated")], None, simulate=False)
-    assert all(c.band == "exact" for r in t.rows for c in r.cells)
+    assert all(c.band == "exact" for r in t.te_rows for c in r.cells)
     assert all(cl.holds for cl in t.claims) and t.verdict == "safe" and t.exit_code == 0
     assert t.differing == 0
 
@@ -64,7 +64,7 @@ def test_post_2490_rule_is_unsafe_and_differing_rows_come_first():
     assert any("new variant" in n for n in t.notes)
     first = t.rows[0]
     assert first.differs and first.emission.causal and first.window == (-1, 0)
-    flags = [r.differs for r in t.rows]
+    flags = [r.differs for r in t.te_rows]
     assert flags == sorted(flags, reverse=True)
     assert t.verdict == "unsafe"
 
@@ -157,8 +157,8 @@ def test_markdown_rendering_of_the_real_table(real_table):
     assert first.split("|")[1].strip() == "causal"
     cells = [c.strip() for c in first.split("|")[5:9]]
     assert cells == ["CAUSAL", "CAUSAL", "LOCAL -1/0 (empty)", "CAUSAL"]
-    n = len(real_table.rows)
-    assert f"compared {n}/{n} emitted pairs" in md
+    n = len(real_table.te_rows)
+    assert f"compared {n}/{n} emitted pairs" in md and "direct-call pair" in md
     assert "(0, 0)" in md  # exact values: tabulate must not parse numbers
 
 
@@ -166,7 +166,12 @@ def test_markdown_rendering_of_the_real_table(real_table):
 def test_real_noncausal_minus_one_zero_pair_is_never_emitted(real_table):
     """TE rewrites (-1, 0) to (-1, -1) for non-causal masks, so that pair only reaches FA4
     with causal=True; the table must reflect what TE really emits."""
-    assert not any(not r.emission.causal and r.window == (-1, 0) for r in real_table.rows)
+    assert not any(not r.emission.causal and r.window == (-1, 0) for r in real_table.te_rows)
+    # ... but the table still shows it, for users who call FA4 directly, outside the verdict
+    (direct,) = [r for r in real_table.rows if not r.emission.from_te]
+    assert (direct.emission.causal, direct.window) == (False, (-1, 0))
+    assert [c.band for c in direct.cells][2] == "empty"
+    assert real_table.rows[-1] is direct
     warned = [e for e in real_table.emissions
               if e.mask_type == "no_mask" and e.user_window == (-1, 0)]
     assert warned[0].window == (-1, -1) and warned[0].warnings

@@ -46,6 +46,13 @@ CP_PAIRS: tuple[tuple[str, bool, tuple], ...] = (
 )
 
 
+# Pairs TE never emits but a user calling FA4 directly may pass; shown for reference only
+# (not counted in the verdict or the claims). TE rewrites a non-causal (-1, 0) to (-1, -1).
+DIRECT_PAIRS: tuple[tuple[str, bool, tuple], ...] = (
+    ("direct FA4 call (not from TE)", False, (-1, 0)),
+)
+
+
 def _calls() -> list[tuple[str, object]]:
     return [(m, w) for m in MASK_TYPES for w in WINDOW_GRID]
 
@@ -98,6 +105,11 @@ def te_has_cp_fa4(root: Path | None) -> bool:
         except OSError:
             continue
     return False
+
+
+def direct_emissions() -> list[Emission]:
+    return [Emission(mask_type="direct", user_window=None, causal=causal, window=window,
+                     origin=label, reaches_fa=True) for label, causal, window in DIRECT_PAIRS]
 
 
 def cp_emissions() -> list[Emission]:

@@ -110,6 +110,8 @@ def check_claims(rows: list[Row]) -> list[Claim]:
     a_bad, b_bad = [], []
     a_n = b_n = 0
     for r in rows:
+        if not r.emission.from_te:
+            continue  # reference-only rows: not part of the claims
         by_fa4: dict[str, dict[str, Cell]] = {}
         for c in r.cells:
             by_fa4.setdefault(c.fa4, {})[c.input] = c
@@ -143,6 +145,10 @@ def base_rows(te_root, te_extracted: Extracted | None) -> tuple[list[Row], list]
     return rows, emitted
 
 
+def reference_rows() -> list[Row]:
+    return [Row(e) for e in em.direct_emissions()]
+
+
 def build_table(fa4_sources: Sequence[Source], te_source: Source | None,
                 progress: Progress | None = None, *, simulate: bool = True) -> EquivalenceTable:
     """Extract, evaluate and compare. Raises AuditError when a source cannot be read or its
@@ -171,6 +177,7 @@ def build_table(fa4_sources: Sequence[Source], te_source: Source | None,
                "fingerprint": te_ex.fingerprint if te_ex else None,
                "function": te_ex.to_json() if te_ex else None}
     rows, emitted = base_rows(te_root, te_ex)
+    rows += reference_rows()
     inputs = row_inputs(rows)
 
     columns: list[Fa4Column] = []
@@ -198,7 +205,7 @@ def build_table(fa4_sources: Sequence[Source], te_source: Source | None,
 
     claims = check_claims(rows)
     order = {id(r): i for i, r in enumerate(rows)}
-    rows.sort(key=lambda r: (not r.differs, order[id(r)]))
+    rows.sort(key=lambda r: (not r.emission.from_te, not r.differs, order[id(r)]))
     n_arbitrary = sum(1 for e in emitted if not e.reaches_fa and e.emitted)
     if n_arbitrary:
         notes.append(f"'arbitrary' never selects FlashAttention: its {n_arbitrary} emitted "
