@@ -162,3 +162,9 @@ def test_te_tree_without_the_function_is_an_error(tmp_path):
     (tmp_path / "transformer_engine" / "__init__.py").write_text("")
     with pytest.raises(AuditError, match="no def check_set_window_size"):
         extract_te(tmp_path)
+
+
+def test_window_rewritten_before_the_resolver_call_fails_closed():
+    """Evaluating only the resolver would hide the entry point's own rewrite."""
+    with pytest.raises(AuditError, match=r"reassigns \['window_size_left'\] before calling"):
+        extract_fa4(FIX / "rewrites_before_call")

@@ -35,7 +35,7 @@ from analyzer.errors import AuditError
 from analyzer.sandbox import SandboxFailed, SandboxRefused, run_function
 from analyzer.sources import cache_dir, iter_py_files
 
-SCHEMA = 2  # bump when extraction or fingerprinting changes (invalidates the cache)
+SCHEMA = 3  # bump when extraction or fingerprinting changes (invalidates the cache)
 
 ENTRY_POINTS = ("_flash_attn_fwd", "_flash_attn_bwd")
 WINDOW_PARAMS = ("causal", "window_size_left", "window_size_right")
@@ -359,7 +359,8 @@ def _statement_assigns(body, out: list) -> None:
     nested defs or classes (their code is not the entry point's)."""
     for stmt in body:
         if isinstance(stmt, cst.SimpleStatementLine):
-            out.extend(s for s in stmt.body if isinstance(s, cst.Assign))
+            out.extend(s for s in stmt.body
+                       if isinstance(s, (cst.Assign, cst.AugAssign, cst.AnnAssign)))
         elif isinstance(stmt, (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar)):
             for blk in _sub_blocks(stmt):
                 _statement_assigns(_block(blk), out)
@@ -371,6 +372,8 @@ def _resolver_call(fn: cst.FunctionDef) -> tuple[str, cst.Assign] | None:
     assigns: list[cst.Assign] = []
     _statement_assigns(_block(fn.body), assigns)
     for node in assigns:
+        if not isinstance(node, cst.Assign):
+            continue
         if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
             continue
         tgt = node.targets[0].target
@@ -390,6 +393,18 @@ def _resolver_call(fn: cst.FunctionDef) -> tuple[str, cst.Assign] | None:
     callees = {h[0] for h in hits}
     if len(callees) > 1:
         raise AuditError(f"{fn.name.value} calls several window resolvers: {sorted(callees)}")
+    first_call = hits[0][1]
+    for node in assigns:  # document order: anything rewriting the inputs before the call?
+        if node is first_call:
+            break
+        if isinstance(node, cst.Assign):
+            written = set().union(*(_names_in(t.target) for t in node.targets))
+        else:
+            written = _names_in(node.target)
+        hit = written & set(WINDOW_PARAMS)
+        if hit:
+            raise AuditError(f"{fn.name.value} reassigns {sorted(hit)} before calling its "
+                             f"window resolver; the resolver alone does not tell what it does")
     return hits[0]
 
 
