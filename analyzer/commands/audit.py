@@ -38,19 +38,21 @@ def add_arguments(p):
 
 
 def run(args, stdout, stderr) -> int:
-    import json
-
     from analyzer.audit import run_audit
     from analyzer.audit_report import one_line, write_reports
     from analyzer.errors import AuditError
 
+    gpu = None
+    if args.gpu_results:  # read before the (slow) audit so a bad file fails fast
+        from analyzer.gpu.report import ResultError, load_result
+
+        try:
+            gpu = load_result(args.gpu_results)
+        except ResultError as exc:
+            raise AuditError(f"--gpu-results: {exc}") from None
     progress = Progress(stderr, quiet=args.quiet)
     report = run_audit(args.te, args.fa4, strict=args.strict, wrappers=args.wrapper, progress=progress)
-    if args.gpu_results:
-        try:
-            report.gpu = json.loads(Path(args.gpu_results).read_text())
-        except (OSError, ValueError) as exc:
-            raise AuditError(f"--gpu-results {args.gpu_results}: {exc}") from None
+    report.gpu = gpu
     paths = write_reports(report, Path(args.out))
     stdout.write(one_line(report) + "\n")
     if not args.quiet:
