@@ -175,3 +175,16 @@ def test_real_noncausal_minus_one_zero_pair_is_never_emitted(real_table):
     warned = [e for e in real_table.emissions
               if e.mask_type == "no_mask" and e.user_window == (-1, 0)]
     assert warned[0].window == (-1, -1) and warned[0].warnings
+
+
+def test_real_subprocess_run_exits_1_with_the_table_on_stdout():
+    """The CLI as a real process: results on stdout, exit status from the verdict."""
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "analyzer", "table", "--fa4",
+                           str(FIX / "renamed"), "--no-simulate", "--format", "markdown"],
+                          cwd=root, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "| causal " in proc.stdout and "LOCAL -1/0 (empty)" in proc.stdout
+    assert proc.stderr == ""
