@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 setup: $(STAMP)
 
 # Rebuilt only when the project metadata changes; a second `make setup` is a no-op.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml analyzer/__init__.py transcriptions/__init__.py fa4_patch/__init__.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# torch first and pinned: the CPU build of 2.13.0 (an unpinned torch is a multi-GB CUDA build)

@@ -9,6 +9,7 @@ Exit status, for every sub-command:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 import traceback
@@ -80,7 +81,8 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     debug = "--debug" in argv
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        with contextlib.redirect_stdout(stdout):  # --help / --version go to the given stream
+            args = parser.parse_args(argv)
         if not getattr(args, "command", None):
             parser.print_help(stdout)
             return EXIT_ERROR
