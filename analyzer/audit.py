@@ -93,10 +93,10 @@ def codemod_preview(te: sources.Source) -> CodemodPreview:
     from fa4_patch import codemod
 
     try:
-        result = codemod.patch_tree(te.root, mode="diff")
+        patches = [p for p in codemod.plan(te.root) if p.changed]
     except Exception as exc:  # the codemod failing is reported, and makes the audit an error
         return CodemodPreview([], "", f"{type(exc).__name__}: {exc}")
-    return CodemodPreview(sorted(result.changed_files), result.diff, None)
+    return CodemodPreview([p.path for p in patches], "".join(p.diff() for p in patches), None)
 
 
 def run_audit(te_spec: str, fa4_specs: Sequence[str], *, strict: bool = False,
@@ -199,6 +199,6 @@ def patched_copy(te: sources.Source, dest_parent: Path | None = None) -> sources
     tmp = Path(tempfile.mkdtemp(prefix="fa4-audit-patched-", dir=dest_parent))
     dest = tmp / "tree"
     shutil.copytree(te.package_dir, dest / "transformer_engine", symlinks=True)
-    codemod.patch_tree(dest, mode="write")
+    codemod.write(dest, codemod.plan(dest))
     label = f"{te.version or te.spec}+fa4_patch"
     return sources.Source("te", f"{te.spec} (patched copy)", "tree", dest, label)

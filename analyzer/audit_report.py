@@ -29,7 +29,7 @@ def _sources_table(report: AuditReport) -> str:
 
 
 def render_markdown(report: AuditReport) -> str:
-    from analyzer.equivalence import render as eq_render
+    from analyzer.equivalence.render import render_table as eq_render
     from analyzer.sites import render as sites_render
 
     out = [f"# fa4-audit: TransformerEngine {report.te.label()} vs flash-attn-4 "
