@@ -173,7 +173,39 @@ def check_source(source: str, *, allowed_names: Iterable[str] = (),
         elif isinstance(node, ast.FormattedValue):
             if node.format_spec is not None or node.conversion not in (-1,):
                 raise refuse(node, "f-string conversion or format spec")
+    _check_free_names(tree, callable_names, refuse)
     return tree
+
+
+def _check_free_names(tree: ast.Module, known: frozenset[str] | set[str], refuse) -> None:
+    """Refuse a name a function reads but that nothing in the evaluated source defines: a
+    module-level constant or import of the audited file that extraction did not carry along.
+    At run time it would be a NameError, which callers would read as the audited function
+    raising (TE "rejects" the input, FA4 "raises") -- a wrong answer, not a failure.
+    Builtins that were not passed in are left to fail at run time (NameError), as before."""
+    import builtins
+
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        a = fn.args
+        local = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+        local |= {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
+                  and isinstance(n.ctx, ast.Store)}
+        for n in ast.walk(fn):
+            if (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                    and n.id not in local and n.id not in known
+                    and not hasattr(builtins, n.id)):
+                raise refuse(n, f"name {n.id!r} is not defined in the evaluated source "
+                                f"(a module-level name of the audited file?)")
+    # defaults are evaluated at definition time, outside any function scope
+    for fn in tree.body:
+        if isinstance(fn, ast.FunctionDef):
+            for d in [*fn.args.defaults, *fn.args.kw_defaults]:
+                for n in ast.walk(d) if d is not None else ():
+                    if (isinstance(n, ast.Name) and n.id not in known
+                            and not hasattr(builtins, n.id)):
+                        raise refuse(n, f"name {n.id!r} is not defined in the evaluated source")
 
 
 # ----------------------------------------------------------------------------- JSON with tuples
