@@ -353,10 +353,25 @@ def _resolve_installed(pkg: Package, spec: str) -> Source:
 
 def iter_py_files(root: Path, package_dir: str | None = None):
     """Every ``.py`` file under ``root/package_dir`` (or ``root``), sorted, not following
-    symlinked folders (a symlink loop cannot trap the walk)."""
+    symlinked folders (a symlink loop cannot trap the walk).
+
+    A ``.py`` entry that is a FIFO, device or socket (directly or through a symlink) raises
+    AuditError: reading it would block forever or never end. A dangling symlink is yielded;
+    reading it fails, and the readers report that."""
+    import stat as _stat
+
     top = root / package_dir if package_dir else root
     for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
         for fn in sorted(filenames):
             if fn.endswith(".py"):
-                yield Path(dirpath) / fn
+                p = Path(dirpath) / fn
+                try:
+                    mode = os.stat(p).st_mode
+                except OSError:
+                    yield p  # dangling link / vanished: the reader reports it
+                    continue
+                if not _stat.S_ISREG(mode):
+                    raise AuditError(f"{p}: not a regular file (FIFO, device or socket); "
+                                     f"refusing to read it")
+                yield p
