@@ -710,3 +710,37 @@ def test_warm_cache_works_without_the_index(cli, tmp_path, monkeypatch, unreacha
     # a release the cache does not hold is still an error, never skipped
     miss = cli("table", "--fa4", "b35")
     assert_one_line_error(miss, "4.0.0b35")
+
+
+# ----------------------------------------------------------------------------- the whole audit
+
+def _audit_ready() -> bool:
+    import importlib.util
+    return has_sites_command() and importlib.util.find_spec("analyzer.sites.render") is not None
+
+
+needs_audit = pytest.mark.skipif(not _audit_ready(), reason="the call-site pass is not wired yet "
+                                 "(analyzer/commands/sites.py or analyzer/sites/render.py missing)")
+
+
+@needs_audit
+def test_audit_right_answer_on_a_small_te_tree(cli, tmp_path, te_tree, fa4_post):
+    """Control for the hostile cases below: the unwrapped FA4 call + a post-#2490 FA4 = unsafe."""
+    r = cli("audit", "--te", str(te_tree), "--fa4", str(fa4_post), "--out", str(tmp_path / "o"))
+    assert r.code == 1, (r.out, r.err)
+    assert json.loads((tmp_path / "o" / "audit.json").read_text())["verdict"] == "unsafe"
+
+
+@needs_audit
+@pytest.mark.parametrize("name, data", [
+    ("syntax", b"from flash_attn.cute import flash_attn_func\ndef broken(:\n"),
+    ("latin1", b"from flash_attn.cute import flash_attn_func\n# caf\xe9\n"),
+], ids=["syntax-error", "non-utf8"])
+def test_audit_on_an_unparseable_fa_file_is_error_never_safe(cli, tmp_path, te_tree, fa4_post,
+                                                             name, data):
+    write_te(te_tree, {f"transformer_engine/pytorch/{name}.py": data})
+    out = tmp_path / "o"
+    r = cli("audit", "--te", str(te_tree), "--fa4", str(fa4_post), "--out", str(out))
+    assert r.code == 2, (r.out, r.err)
+    assert "Traceback" not in r.out + r.err and "internal error" not in r.err
+    assert json.loads((out / "audit.json").read_text())["verdict"] == "error"
