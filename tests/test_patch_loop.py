@@ -204,3 +204,16 @@ def test_every_planted_regression_flips_the_verdict(patched_tree, capsys):
             print(f"  {'killed  ' if (ident, verdict, codes) in killed else 'SURVIVED'} "
                   f"{ident}: {verdict} {', '.join(codes)}")
     assert not survived, survived
+
+
+def test_import_mode_patch_is_safe_too(tmp_path):
+    """--import: the tree imports fa4_patch.wrap; the pass trusts it after running
+    fa4_patch.normalize.normalize_pair in its sandbox."""
+    sites = _sites()
+    from analyzer.sources import resolve
+
+    root = tmp_path / "te"
+    shutil.copytree(resolve("te", "2.20.2").package_dir, root / "transformer_engine")
+    _patch(root, "--import")
+    rep = sites.audit_tree(root)
+    assert rep.verdict == "safe", [f"{f.location()} {f.code} {f.message}" for f in rep.findings]
