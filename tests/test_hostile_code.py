@@ -252,11 +252,6 @@ def test_resolver_time_bomb_is_stopped_by_the_time_limit(cli, tmp_path, marker):
     assert time.perf_counter() - t0 < 20
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: extract treats any decorator spelled lru_cache / "
-                                       "functools.cache / staticmethod as inert by its NAME; a "
-                                       "module-local `def lru_cache` that changes results is "
-                                       "stripped and the table reports the undecorated rule "
-                                       "(exit 0 'safe' here; the real function breaks)")
 def test_shadowed_inert_decorator_is_not_trusted_by_name(cli, tmp_path):
     # the bare rule is pre-#2490 (safe); the local "lru_cache" turns it into one that empties
     # TE's causal (-1, 0): a wrong "safe" unless the decorator's origin is checked

@@ -543,9 +543,6 @@ def test_te_module_constant_is_refused_not_read_as_rejection(cli, te_tree, fa4_p
     assert_one_line_error(r, "refused to evaluate", "_CAUSAL_MASKS")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: when TE's check_set_window_size rejects every input "
-                                       "the table compares 0/0 pairs and says 'safe' (exit 0); "
-                                       "nothing was compared, so it should be exit 2")
 def test_te_that_emits_nothing_is_not_safe(cli, te_tree, fa4_post):
     utils = te_tree / "transformer_engine" / "pytorch" / "utils.py"
     utils.write_text("def check_set_window_size(attn_mask_type, window_size=None):\n"

@@ -35,7 +35,7 @@ from analyzer.errors import AuditError
 from analyzer.sandbox import SandboxFailed, SandboxRefused, run_function
 from analyzer.sources import cache_dir, iter_py_files
 
-SCHEMA = 3  # bump when extraction or fingerprinting changes (invalidates the cache)
+SCHEMA = 4  # bump when extraction or fingerprinting changes (invalidates the cache)
 
 ENTRY_POINTS = ("_flash_attn_fwd", "_flash_attn_bwd")
 WINDOW_PARAMS = ("causal", "window_size_left", "window_size_right")
@@ -340,9 +340,48 @@ def _with_helpers(d: _Def) -> tuple[str, list[str]]:
     return "\n\n".join(parts), notes
 
 
+# How each inert decorator spelling must be bound for the name to mean the stdlib object:
+# (module, attribute) for `from functools import x`; "import functools" for the dotted form;
+# None for a builtin that must not be bound at all.
+_INERT_ORIGIN = {"lru_cache": ("functools", "lru_cache"), "cache": ("functools", "cache"),
+                 "functools.lru_cache": "import functools", "functools.cache": "import functools",
+                 "staticmethod": None}
+
+
+def _decorator_origin_ok(module: cst.Module, spelled: str) -> bool:
+    """True when ``spelled`` provably names the stdlib decorator in this module: every binding
+    of its head name anywhere in the module (defs, classes, assignments, imports, at any depth)
+    is the expected import. A module-local ``def lru_cache`` is not trusted by its name."""
+    head = spelled.split(".")[0]
+    want = _INERT_ORIGIN[spelled]
+    tree = ast.parse(module.code)
+    bound_ok = False
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == head:
+            return False
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and node.id == head:
+            return False
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and head in node.names:
+            return False
+        if isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                if (a.asname or a.name) == head:
+                    if not (isinstance(want, tuple) and node.level == 0
+                            and node.module == want[0] and a.name == want[1]):
+                        return False
+                    bound_ok = True
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if (a.asname or a.name.split(".")[0]) == head:
+                    if not (want == "import functools" and a.name == "functools" and a.asname is None):
+                        return False
+                    bound_ok = True
+    return bound_ok if want is not None else True
+
+
 def _check_decorators(d: _Def) -> tuple[str, ...]:
     decos = _decorator_names(d.node)
-    bad = [x for x in decos if x not in INERT_DECORATORS]
+    bad = [x for x in decos if x not in INERT_DECORATORS or not _decorator_origin_ok(d.module, x)]
     if bad:
         raise AuditError(f"{d.path}:{d.line}: {d.node.name.value} is decorated with "
                          f"{', '.join(bad)}; its effect on the result cannot be evaluated",

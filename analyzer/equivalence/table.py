@@ -177,6 +177,10 @@ def build_table(fa4_sources: Sequence[Source], te_source: Source | None,
                "fingerprint": te_ex.fingerprint if te_ex else None,
                "function": te_ex.to_json() if te_ex else None}
     rows, emitted = base_rows(te_root, te_ex)
+    if not any(e.emitted and e.reaches_fa and e.origin == "check_set_window_size" for e in emitted):
+        # fail closed: "compared 0/0, safe" would be a verdict on nothing
+        errors.append("TE's check_set_window_size emitted no (causal, window) pair that reaches "
+                      "FlashAttention: it rejected every input of the grid, so nothing was compared")
     rows += reference_rows()
     inputs = row_inputs(rows)
 
