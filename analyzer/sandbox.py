@@ -363,3 +363,20 @@ def _child_failure(proc: subprocess.CompletedProcess) -> str:
     if tail and tail[-1].startswith("MemoryError"):
         return "memory limit exceeded"
     return tail[-1] if tail else f"exit status {rc}"
+
+
+# Exceptions that say the sandbox could not run the rule as written (a name or attribute the
+# restricted environment lacks, a runaway recursion), not that the rule rejected its input.
+# Callers turn them into "could not evaluate" (exit 2) instead of reading them as a rejection.
+ENVIRONMENT_ERRORS = frozenset({"NameError", "UnboundLocalError", "AttributeError",
+                                "RecursionError", "MemoryError", "ImportError",
+                                "ModuleNotFoundError"})
+
+
+def raise_if_environment_error(where: str, call_input, result) -> None:
+    """AuditError when ``result`` failed for a reason of the sandbox, not of the rule."""
+    if result.ok or not result.error:
+        return
+    kind = result.error.split(":", 1)[0].strip()
+    if kind in ENVIRONMENT_ERRORS:
+        raise SandboxFailed(f"{where}: could not evaluate on input {call_input!r}: {result.error}")

@@ -148,3 +148,16 @@ def test_unserialisable_result_is_a_call_error_not_a_crash():
     src = "def f():\n    return f\n"
     res = run_function(src, "f", [((), {})])
     assert not res[0].ok and "cannot leave the sandbox" in res[0].error
+
+
+def test_environment_errors_are_not_read_as_rejections():
+    """Guards: a NameError (a name the sandbox lacks) being read as 'TE rejected this window'
+    or 'the resolver raises' -- a verdict about the sandbox, not about the rule."""
+    from analyzer.sandbox import CallResult, SandboxFailed, raise_if_environment_error
+
+    raise_if_environment_error("f", (1,), CallResult(False, None, "AssertionError: no", []))
+    raise_if_environment_error("f", (1,), CallResult(True, 3, None, []))
+    for err in ("NameError: name 'x' is not defined", "RecursionError: too deep",
+                "AttributeError: 'int' object has no attribute 'y'"):
+        with pytest.raises(SandboxFailed, match="could not evaluate"):
+            raise_if_environment_error("f", (1,), CallResult(False, None, err, []))

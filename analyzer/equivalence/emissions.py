@@ -16,6 +16,7 @@ import warnings as _warnings
 from pathlib import Path
 
 import transcriptions
+from analyzer.sandbox import raise_if_environment_error
 from analyzer.equivalence.extract import Extracted
 from analyzer.equivalence.model import MASK_TYPES, Emission
 
@@ -89,6 +90,7 @@ def te_emissions(te: Extracted | None) -> list[Emission]:
         return out
     results = te.run([((m, w), {}) for m, w in calls])
     for (mask, w), r in zip(calls, results):
+        raise_if_environment_error(f"{te.path}:{te.line}: {te.name}", (mask, w), r)
         out.append(_emission(mask, w, r.ok, r.value, r.error, r.warnings))
     return out
 

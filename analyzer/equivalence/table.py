@@ -18,6 +18,7 @@ from analyzer.equivalence.model import (Cell, Claim, EquivalenceTable, Fa4Column
                                         ResolvedState, Row, window_repr)
 from analyzer.equivalence.semantics import band_verdict, normalize_window, worst
 from analyzer.errors import AuditError
+from analyzer.sandbox import raise_if_environment_error
 from analyzer.progress import NULL, Progress
 from analyzer.sources import Source
 
@@ -41,6 +42,7 @@ def evaluate_resolver(e: Extracted, inputs: Sequence[tuple]) -> Evaluated:
     results = e.run([(tuple(i), {}) for i in inputs])
     states, errors = {}, {}
     for i, r in zip(inputs, results):
+        raise_if_environment_error(f"{e.path}:{e.line}: {e.name}", i, r)
         if not r.ok:
             errors[i] = r.error or "raised"
             continue
