@@ -525,7 +525,7 @@ def _ast_spans(tree: ast.AST) -> dict[str, list]:
             out["arg"].extend(n.keywords)
         elif t is ast.Dict:
             for k, v in zip(n.keys, n.values):
-                out["delem"].append(k if k is not None else v)
+                out["delem"].append((k if k is not None else v, v))
         elif t is ast.Subscript:
             out["sub"].append(n)
         elif t is ast.alias:
@@ -539,6 +539,11 @@ def _ast_spans(tree: ast.AST) -> dict[str, list]:
     for k, nodes in out.items():
         spans = []
         for n in nodes:
+            if k == "delem":  # span from the key's start to the value's end
+                kn, vn = n
+                spans.append((kn.lineno, kn.col_offset, vn.end_lineno or vn.lineno,
+                              vn.end_col_offset or 0, None))
+                continue
             if k == "call":
                 chk = _adotted(n.func)
             elif k == "arg":

@@ -1,0 +1,456 @@
+"""From the flow layer's values to records: FA calls, window sites, bindings, wrapper trust,
+coverage and findings."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from analyzer.model import Finding
+from analyzer.sites import bindings as B
+from analyzer.sites import rules as R
+from analyzer.sites.bindings import WINDOW_KEYS
+from analyzer.sites.flow import (EMPTY, Const, DictVal, FAFunc, Fn, ListVal, Opaque, Site, Solver,
+                                 WrapRef, _FnCtx, _ModCtx, consistent, expr_label)
+from analyzer.sites.model import Binding, FACall, WindowSite, WrapperTrust
+
+SAMPLES = [(-1, 0), (-1, -1), (None, 0), (None, None), (5, 0), (0, 0), (-3, 7), (511, 0)]
+
+
+def _expected(pair):
+    return tuple(None if (x is not None and x < 0) else x for x in pair)
+
+
+class Text:
+    """Source text of the audited files, for value expressions and columns."""
+
+    def __init__(self, data: dict[str, bytes]):
+        self.data = data
+        self._lines: dict[str, list[bytes]] = {}
+
+    def lines(self, path: str) -> list[bytes]:
+        ls = self._lines.get(path)
+        if ls is None:
+            ls = self.data.get(path, b"").splitlines()
+            self._lines[path] = ls
+        return ls
+
+    def col(self, path: str, line: int, col_byte: int) -> int:
+        """1-based character column of a byte column."""
+        ls = self.lines(path)
+        if not (1 <= line <= len(ls)):
+            return col_byte + 1
+        return len(ls[line - 1][:col_byte].decode("utf-8", "replace")) + 1
+
+    def span(self, path: str, sp: tuple) -> str:
+        if not sp or not sp[0]:
+            return ""
+        l, c, el, ec = sp[:4]
+        ls = self.lines(path)
+        if not (1 <= l <= len(ls)) or not (1 <= el <= len(ls)):
+            return ""
+        if l == el:
+            raw = ls[l - 1][c:ec]
+        else:
+            raw = b"\n".join([ls[l - 1][c:]] + ls[l:el - 1] + [ls[el - 1][:ec]])
+        text = raw.decode("utf-8", "replace")
+        return " ".join(text.split())
+
+
+def _value_text(text: Text, site: Site) -> str:
+    if site.style == "subscript-store":
+        t = text.span(site.path, site.tspan)
+        return t.split("=", 1)[1].strip() if "=" in t else t
+    t = text.span(site.path, site.pos)
+    if site.style in ("keyword", "update", "dict-call") and "=" in t and t.split("=", 1)[0].strip() == site.key:
+        return t.split("=", 1)[1].strip()
+    if site.style in ("dict-literal", "update") and ":" in t:
+        return t.split(":", 1)[1].strip()
+    return t
+
+
+# ----------------------------------------------------------------------------- window values
+
+def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None) -> set:
+    """What a window side can be: ("int", n) | ("none",) | ("unk", why, param_of)."""
+    seen = set() if seen is None else seen
+    if depth > 10:
+        return {("unk", "too deep to follow", None)}
+    fn = solver.fns.get(fnkey)
+    tag = expr[0]
+    if tag == "K":
+        v = expr[1]
+        if v is None:
+            return {("none",)}
+        if isinstance(v, int) and not isinstance(v, bool):
+            return {("int", v)} if side is None else {("unk", "an int where a pair is expected", None)}
+        return {("unk", repr(v), None)}
+    if tag == "N" and expr[1] == "None":
+        return {("none",)}
+    if tag == "T":
+        if side is None:
+            return {("unk", "a pair where one side is expected", None)}
+        elts = expr[1]
+        if len(elts) == 2 and not any(x[0] == "*" for x in elts):
+            return window_values(solver, fnkey, elts[side], None, depth + 1, seen)
+        return {("unk", "not a pair", None)}
+    if tag == "I":
+        return (window_values(solver, fnkey, expr[1], side, depth + 1, seen)
+                | window_values(solver, fnkey, expr[2], side, depth + 1, seen))
+    if tag == "S" and expr[2][0] == "K" and isinstance(expr[2][1], int) and side is None \
+            and expr[2][1] in (0, 1):
+        return window_values(solver, fnkey, expr[1], expr[2][1], depth + 1, seen)
+    if tag == "N" and fn is not None and fn.ir is not None:
+        name = expr[1]
+        if (fnkey, name, side) in seen:
+            return set()
+        seen.add((fnkey, name, side))
+        if name not in fn.defs or name in fn.globals:
+            return {("unk", f"{name} (not a local)", None)}
+        out = set()
+        for kind, payload, _ in fn.defs[name]:
+            if kind == "expr":
+                out |= window_values(solver, fnkey, payload[0], side, depth + 1, seen)
+            elif kind == "param":
+                out.add(("unk", f"parameter {name} of {fn.qualname}", fnkey))
+                if payload[2] is not None:
+                    out |= window_values(solver, fnkey, payload[2], side, depth + 1, seen)
+            else:
+                out.add(("unk", f"{name} ({kind})", None))
+        return out
+    if tag == "A" and fn is not None and fn.cls is not None and expr[1][0] == "N" \
+            and expr[1][1] == fn.first_param:
+        out = set()
+        for m in fn.cls.methods.values():
+            if m.first_param is None:
+                continue
+            for value, _, _ in m.attr_stores.get((m.first_param, expr[2]), []):
+                out |= {(a if a[0] != "unk" else ("unk", f"{a[1]} (via {fn.first_param}.{expr[2]})", a[2]))
+                        for a in window_values(solver, m.key, value, side, depth + 1, seen)}
+        return out or {("unk", f"{fn.first_param}.{expr[2]} (never set)", None)}
+    return {("unk", expr_label(expr), None)}
+
+
+def atom_text(a) -> str:
+    if a[0] == "int":
+        return str(a[1])
+    if a[0] == "none":
+        return "None"
+    return f"unknown: {a[1]}"
+
+
+def atom_safe(a, normalised_params) -> bool:
+    if a[0] == "none":
+        return True
+    if a[0] == "int":
+        return a[1] >= 0
+    return a[2] is not None and a[2] in normalised_params
+
+
+def site_atoms(solver: Solver, site: Site) -> set:
+    expr = solver.exprs[site.expr_id]
+    if site.key == "window_size":
+        out = set()
+        for side in (0, 1):
+            out |= window_values(solver, site.fn, expr, side)
+        # window_size=None means both sides None
+        return out
+    return window_values(solver, site.fn, expr, None)
+
+
+# ----------------------------------------------------------------------------- wrappers
+
+@dataclass
+class TrustResult:
+    trusted: bool
+    reason: str
+    normaliser: str = ""
+    path: str = ""
+    line: int = 0
+
+
+def _run_normaliser(source: str, name: str) -> tuple[bool, str]:
+    try:
+        from analyzer import sandbox
+    except ImportError:
+        return False, "the sandbox (analyzer.sandbox) is not available"
+    try:
+        results = sandbox.run_function(source, name, [(p, {}) for p in SAMPLES],
+                                       allowed_names=("isinstance", "bool", "int", "TypeError"))
+    except sandbox.SandboxRefused as exc:
+        return False, f"sandbox refused {name}: {exc}"
+    except sandbox.SandboxFailed as exc:
+        return False, f"sandbox failed on {name}: {exc}"
+    for pair, r in zip(SAMPLES, results):
+        want = _expected(pair)
+        got = r.value
+        if not r.ok:
+            return False, f"{name}{pair} raised {r.error}"
+        if not isinstance(got, (tuple, list)) or tuple(got) != want:
+            return False, f"{name}{pair} returned {got!r}, expected {want!r}"
+    return True, f"{name} maps every sample as required ({len(SAMPLES)} pairs)"
+
+
+def _function_source(source: bytes, name: str) -> str | None:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return ast.get_source_segment(source.decode("utf-8", "replace"), node)
+    return None
+
+
+_FA4_PATCH_TRUST: TrustResult | None = None
+
+
+def trust_fa4_patch() -> TrustResult:
+    """Read fa4_patch/normalize.py (never import it) and run normalize_pair in the sandbox."""
+    global _FA4_PATCH_TRUST
+    if _FA4_PATCH_TRUST is not None:
+        return _FA4_PATCH_TRUST
+    path = None
+    try:
+        spec = importlib.util.find_spec("fa4_patch")
+        if spec is not None and spec.submodule_search_locations:
+            path = Path(list(spec.submodule_search_locations)[0]) / "normalize.py"
+    except (ImportError, ValueError):
+        path = None
+    if path is None or not path.is_file():
+        _FA4_PATCH_TRUST = TrustResult(False, "fa4_patch/normalize.py not found")
+        return _FA4_PATCH_TRUST
+    src = _function_source(path.read_bytes(), "normalize_pair")
+    if src is None:
+        _FA4_PATCH_TRUST = TrustResult(False, f"no normalize_pair in {path}")
+        return _FA4_PATCH_TRUST
+    ok, why = _run_normaliser(src, "normalize_pair")
+    _FA4_PATCH_TRUST = TrustResult(ok, why, "fa4_patch.normalize.normalize_pair", str(path), 0)
+    return _FA4_PATCH_TRUST
+
+
+def trust_tree_wrapper(solver: Solver, text: Text, key: tuple, default_name: bool) -> TrustResult:
+    w = solver.fns.get(key)
+    if w is None:
+        return TrustResult(False, "wrapper definition not found")
+    fns = [w]
+    i = 0
+    while i < len(fns):
+        fns.extend(fns[i].nested.values())
+        i += 1
+    cands = []
+    for f in fns:
+        for call, _, _ in f.calls:
+            for target, _ in solver.static_callees(f, call):
+                t = solver.fns.get(target)
+                if t is None or t.ir is None or "." in t.qualname:
+                    continue
+                if default_name:
+                    if t.name != B.TREE_NORMALISER:
+                        continue
+                elif len([p for p in t.params if p[1] == "pos"]) != 2 or len(t.params) != 2:
+                    continue
+                if t not in cands:
+                    cands.append(t)
+    if not cands:
+        need = B.TREE_NORMALISER if default_name else "a module-level two-parameter function"
+        return TrustResult(False, f"{w.qualname} calls no {need}", "", w.mod.path, w.ir.pos[0])
+    reasons = []
+    for t in cands:
+        src = _function_source(text.data.get(t.mod.path, b""), t.name)
+        if src is None:
+            reasons.append(f"{t.name}: source not found")
+            continue
+        ok, why = _run_normaliser(textwrap.dedent(src), t.name)
+        if ok:
+            return TrustResult(True, why, t.qualname, t.mod.path, t.ir.pos[0])
+        reasons.append(why)
+    return TrustResult(False, "; ".join(reasons), cands[0].qualname, cands[0].mod.path, cands[0].ir.pos[0])
+
+
+# ----------------------------------------------------------------------------- analysis
+
+class Analysis:
+    def __init__(self, solver: Solver, text: Text, wrapper_names: set[str]):
+        self.solver = solver
+        self.text = text
+        self.wrapper_names = wrapper_names
+        self.trust: dict[WrapRef, TrustResult] = {}
+
+    def trusted_ref(self, w: WrapRef) -> bool:
+        if w.kind == "other":
+            return False
+        r = self.trust.get(w)
+        if r is None:
+            if w.kind == "fa4_patch":
+                r = trust_fa4_patch()
+            else:
+                fn = self.solver.fns.get(w.key)
+                default = fn is not None and fn.name == B.TREE_WRAPPER
+                r = trust_tree_wrapper(self.solver, self.text, w.key, default)
+            self.trust[w] = r
+        return r.trusted
+
+    def normalised(self, v: FAFunc) -> bool:
+        return any(self.trusted_ref(w) for w in v.chain)
+
+    def decorated_trusted(self, fn: Fn) -> bool:
+        if fn.ir is None or not fn.ir.decorators:
+            return False
+        parent = fn.parent
+        ctx = _FnCtx(self.solver, parent, False) if parent is not None else _ModCtx(self.solver, fn.mod, None)
+        for d in fn.ir.decorators:
+            w = self.solver.wrapper_ref(ctx, d)
+            if self.trusted_ref(w):
+                return True
+        return False
+
+    def run(self):
+        s = self.solver
+        calls = []
+        site_info: dict[Site, dict] = {}
+        decorated = {}
+        for path in sorted(s.mods):
+            mod = s.mods[path]
+            for fn in mod.all_fns:
+                ctx = _FnCtx(s, fn, False) if fn.ir is not None else _ModCtx(s, mod, None)
+                for call, guards, tte in fn.calls:
+                    g = fn.guards(guards)
+                    func = call[1]
+                    if func[0] == "A" and not (fn.cls is not None and func[1][0] == "N"
+                                               and func[1][1] == fn.first_param):
+                        # x.m(...): only a module, a class or an FA module object can hand out
+                        # an FA entry point as an attribute; those never come from parameters
+                        base = s.eval(_FnCtx(s, fn, True) if fn.ir is not None else ctx, func[1])
+                        vals = s.attr_value(base, func[2], fn)
+                    else:
+                        # No caller search for callees: an FA entry point only reaches a
+                        # parameter from a caller that holds it, and such a caller's file is
+                        # loaded already (it spells an FA name) or was loaded as a callee.
+                        vals = s.eval(ctx, func)
+                    fa = sorted({(v, f) for v, f in vals
+                                 if isinstance(v, FAFunc) and consistent(f | g)},
+                                key=lambda x: (x[0].entry.version, x[0].entry.qual, str(x[0].chain), sorted(x[1])))
+                    if not fa:
+                        continue
+                    calls.append(self._call(fn, ctx, call, g, tte, fa, site_info))
+        return calls, site_info
+
+    def _call(self, fn: Fn, ctx, call, g, tte, fa, site_info):
+        s = self.solver
+        inputs = []       # (Site | None, facts, via, opaque_reason, param_of)
+        pos_i = 0
+        exact = True
+        path = fn.mod.path
+        fa4_positions = set()
+        for v, _ in fa:
+            for key, idxs in v.entry.window_positions().items():
+                for i in idxs:
+                    fa4_positions.add((i, key))
+        for kind, kw, e, apos in call[2]:
+            if kind == "k" and kw in WINDOW_KEYS:
+                inputs.append((Site(path, tuple(apos[:4]), kw, "keyword", fn.key, s.ref(e)), g, (), None, None))
+            elif kind == "**":
+                s.search_ok = True
+                try:
+                    splat = s.eval(ctx, e)
+                finally:
+                    s.search_ok = False
+                for v, f in splat:
+                    if isinstance(v, DictVal):
+                        for ent in v.entries:
+                            inputs.append((ent.site, ent.facts | f | g, ent.via, None, None))
+                        for r in v.opaque:
+                            inputs.append((None, f | g, (), f"**{expr_label(e)}: {r}", None))
+                    elif isinstance(v, Opaque):
+                        inputs.append((None, f | g, (), f"**{expr_label(e)}: {v.reason}", v.param_of))
+                    elif not isinstance(v, (Const, ListVal)):  # a list cannot be **-splatted
+                        inputs.append((None, f | g, (), f"**{expr_label(e)}: {type(v).__name__}", None))
+            elif kind == "p":
+                if exact:
+                    for i, key in sorted(fa4_positions):
+                        if i == pos_i:
+                            inputs.append((Site(path, tuple(apos[:4]), key, "positional", fn.key, s.ref(e)),
+                                           g, (), None, None))
+                pos_i += 1
+            elif kind == "*":
+                exact = False
+                if fa4_positions and max(i for i, _ in fa4_positions) >= pos_i:
+                    known = None
+                    for v, f in s.eval(ctx, e):
+                        if isinstance(v, ListVal) and v.exact:
+                            known = max(known or 0, v.base_len)
+                        else:
+                            known = None
+                            break
+                    if known is None or pos_i + known > min(i for i, _ in fa4_positions):
+                        inputs.append((None, g, (), f"*{expr_label(e)}: positional arguments may "
+                                                    f"carry a window", None))
+                    elif known is not None:
+                        pos_i += known
+                        exact = True
+        # which inputs reach which entries
+        entries = sorted({v.entry.qual for v, _ in fa})
+        versions = sorted({v.entry.version for v, _ in fa})
+        fa4 = [(v, f) for v, f in fa if v.entry.version == "fa4"]
+        site_ids = []
+        opaque = []
+        fa4_inputs = []
+        for site, facts, via, reason, param_of in inputs:
+            reached = set()
+            for v, f in fa:
+                if site is not None and site.style == "positional" and \
+                        site.key not in v.entry.window_positions():
+                    continue
+                if consistent(facts | f | g):
+                    reached.add(v.entry.version)
+            if not reached:
+                continue
+            if site is not None:
+                info = site_info.setdefault(site, {"calls": [], "versions": set(), "via": via})
+                info["calls"].append(call)
+                info["versions"] |= reached
+                site_ids.append(site)
+            else:
+                opaque.append(reason)
+            if "fa4" in reached:
+                fa4_inputs.append((site, reason, param_of))
+        reaches_fa4 = bool(fa4)
+        coverage, why = "n/a", "does not reach FA4"
+        if reaches_fa4:
+            unwrapped = [v for v, _ in fa4 if not self.normalised(v)]
+            if not unwrapped:
+                coverage, why = "covered", "every FA4 binding it reaches is wrapped by a trusted normaliser"
+            else:
+                norm_params = {fn.key} if self.decorated_trusted(fn) else set()
+                bad = []
+                for site, reason, param_of in fa4_inputs:
+                    if site is None:
+                        if param_of is None or param_of not in norm_params:
+                            bad.append(reason)
+                        continue
+                    atoms = site_atoms(s, site)
+                    unsafe = [a for a in atoms if not atom_safe(a, norm_params)]
+                    if unsafe:
+                        bad.append(f"{site.key}={_value_text(self.text, site)} "
+                                   f"({self.text_loc(site)}) can be "
+                                   + ", ".join(sorted(atom_text(a) for a in unsafe)))
+                if bad:
+                    bad = list(dict.fromkeys(bad))
+                    coverage = "uncovered"
+                    why = "; ".join(bad[:4]) + (f"; and {len(bad) - 4} more" if len(bad) > 4 else "")
+                else:
+                    coverage = "covered"
+                    why = ("no window reaches it (FA4 defaults to None)" if not fa4_inputs
+                           else "every window reaching it is None or non-negative")
+        return {"fn": fn, "call": call, "fa": fa, "entries": entries, "versions": versions,
+                "sites": site_ids, "opaque": opaque, "reaches_fa4": reaches_fa4,
+                "coverage": coverage, "why": why, "tte": tte,
+                "unwrapped": [v for v, _ in fa4 if not self.normalised(v)]}
+
+    def text_loc(self, site: Site) -> str:
+        line = site.pos[0]
+        return f"{site.path}:{line}"

@@ -1,0 +1,162 @@
+"""Records of the call-site pass. Analysis builds them; ``render`` only reads them."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from analyzer.model import Finding, Verdict, combine
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Binding:
+    """A statement that binds a name to a FlashAttention entry point."""
+
+    id: str                   # "B<n>"
+    path: str
+    line: int
+    col: int
+    scope: str                # "<module>" or the enclosing function's qualified name
+    name: str                 # the bound name
+    kind: str                 # import | reexport | wrap | alias | decorated
+    versions: tuple[str, ...]  # subset of ("fa2", "fa3", "fa4")
+    entries: tuple[str, ...]  # "flash_attn.cute.interface.flash_attn_func", ...
+    wrappers: tuple[str, ...] = ()   # wrapper chain, innermost first
+    normalised: bool = False  # a trusted normaliser is in the chain of every FA4 entry
+    live: bool = True         # still the value of the name after the module has run
+    fallback_none: bool = False   # the name is also bound to None on some path
+    via: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        for k in ("versions", "entries", "wrappers", "via"):
+            d[k] = list(d[k])
+        return d
+
+
+@dataclass
+class WindowSite:
+    """A place where a window is written toward an FA call."""
+
+    id: str                   # "W<n>"
+    path: str
+    line: int
+    col: int
+    key: str                  # window_size | window_size_left | window_size_right
+    style: str                # keyword | dict-literal | subscript-store | update | dict-call | positional
+    value: str                # the value expression's source text
+    values: tuple[str, ...]   # what it can be: "-1", "0", "None", "unknown: ..."
+    provably_safe: bool       # every value is None or a non-negative int
+    versions: tuple[str, ...]  # FA versions it can reach
+    calls: tuple[str, ...]    # ids of the FA calls it feeds
+    via: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        for k in ("values", "versions", "calls", "via"):
+            d[k] = list(d[k])
+        return d
+
+
+@dataclass
+class FACall:
+    """A call expression that can reach a FlashAttention entry point."""
+
+    id: str                   # "C<n>"
+    path: str
+    line: int
+    col: int
+    scope: str
+    callee: str               # source text of the callee expression
+    entries: tuple[str, ...]
+    versions: tuple[str, ...]
+    bindings: tuple[str, ...]  # ids of the bindings it can reach
+    windows: tuple[str, ...]  # ids of window sites that reach it
+    opaque_windows: tuple[str, ...]  # inputs that may carry a window we cannot see
+    reaches_fa4: bool
+    coverage: str             # covered | uncovered | n/a (does not reach FA4)
+    coverage_reason: str
+    in_try_typeerror: bool = False
+    via: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        for k in ("entries", "versions", "bindings", "windows", "opaque_windows", "via"):
+            d[k] = list(d[k])
+        return d
+
+
+@dataclass
+class WrapperTrust:
+    """A recognised normalising wrapper and whether the sandbox check trusted it."""
+
+    name: str
+    kind: str                 # fa4_patch | tree
+    path: str
+    line: int
+    normaliser: str           # the function run in the sandbox ("" if none found)
+    trusted: bool
+    reason: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class SitesReport:
+    root: str
+    package_dir: str | None
+    files_total: int
+    files_parsed: int
+    files_skipped: int        # by the byte prefilter (provably cannot matter)
+    cache_hits: int
+    bindings: list[Binding] = field(default_factory=list)
+    window_sites: list[WindowSite] = field(default_factory=list)
+    calls: list[FACall] = field(default_factory=list)
+    wrappers: list[WrapperTrust] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+    analyzer_version: str = ""
+
+    @property
+    def verdict(self) -> Verdict:
+        levels = {f.level for f in self.findings}
+        return combine("error" if "failure" in levels else "safe",
+                       "unsafe" if "error" in levels else "safe")
+
+    @property
+    def fa4_calls(self) -> list[FACall]:
+        return [c for c in self.calls if c.reaches_fa4]
+
+    def counts(self) -> dict:
+        return {
+            "files": self.files_total, "files_parsed": self.files_parsed,
+            "files_skipped_by_prefilter": self.files_skipped,
+            "bindings": len(self.bindings),
+            "fa4_bindings": sum(1 for b in self.bindings if "fa4" in b.versions),
+            "fa4_bindings_unwrapped": sum(1 for b in self.bindings
+                                          if "fa4" in b.versions and b.live and not b.normalised
+                                          and b.scope == "<module>"),
+            "window_sites": len(self.window_sites),
+            "window_sites_reaching_fa4": sum(1 for w in self.window_sites if "fa4" in w.versions),
+            "fa_calls": len(self.calls),
+            "fa4_calls": len(self.fa4_calls),
+            "fa4_calls_uncovered": sum(1 for c in self.fa4_calls if c.coverage == "uncovered"),
+            "findings": sum(1 for f in self.findings if f.level == "error"),
+            "failures": sum(1 for f in self.findings if f.level == "failure"),
+        }
+
+    def to_json(self) -> dict:
+        return {
+            "schema": "fa4-audit/sites", "schema_version": SCHEMA_VERSION,
+            "analyzer_version": self.analyzer_version,
+            "root": self.root, "package_dir": self.package_dir,
+            "verdict": self.verdict, "counts": self.counts(),
+            "bindings": [b.to_json() for b in self.bindings],
+            "window_sites": [w.to_json() for w in self.window_sites],
+            "calls": [c.to_json() for c in self.calls],
+            "wrappers": [w.to_json() for w in self.wrappers],
+            "findings": [f.to_json() for f in self.findings],
+            "timings": dict(self.timings),
+        }
