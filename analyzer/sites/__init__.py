@@ -34,7 +34,7 @@ from analyzer.sites import cache as C
 from analyzer.sites import prefilter
 from analyzer.sites import rules as R
 from analyzer.sites.coverage import Analysis, Text, atom_safe, atom_text, site_atoms, _value_text
-from analyzer.sites.extract import ModuleIR, extract
+from analyzer.sites.ir import ModuleIR
 from analyzer.sites.flow import Const, FAFunc, Mod, Solver, build_module, expr_label
 from analyzer.sites.model import Binding, FACall, SitesReport, WindowSite, WrapperTrust
 
@@ -49,8 +49,50 @@ def render(report: SitesReport, fmt: str) -> str:
 
 
 def _parse_job(item):
-    rel, data = item
-    return rel, extract(rel, data)
+    from analyzer.sites.extract import extract  # libcst is only imported when parsing
+    rel, data, offset = item
+    return rel, offset, extract(rel, data, offset)
+
+
+CHUNK_BYTES = 80_000
+
+
+def _chunks(data: bytes, jobs: int):
+    """Split a big file at top-level ``def``/``class``/decorator lines so one file can use
+    several cores. Yields (bytes, line offset). A split that does not parse falls back to the
+    whole file (see ``_Parser.parse``)."""
+    n = min(jobs, len(data) // CHUNK_BYTES + 1) if jobs > 1 else 1
+    if n <= 1:
+        yield data, 0
+        return
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        yield data, 0
+        return
+    lines = data.splitlines(keepends=True)
+    starts = []
+    prev = b""
+    offset = 0
+    for i, ln in enumerate(lines):
+        if (ln.startswith((b"def ", b"class ", b"async def ", b"@"))
+                and not prev.startswith(b"@") and not prev.rstrip().endswith(b"\\")):
+            starts.append((i, offset))
+        if ln.strip():
+            prev = ln
+        offset += len(ln)
+    cuts = []
+    for k in range(1, n):
+        target = len(data) * k // n
+        best = min(starts, key=lambda s: abs(s[1] - target), default=None)
+        if best is not None and best[0] > 0 and (not cuts or best[0] > cuts[-1]):
+            cuts.append(best[0])
+    if not cuts:
+        yield data, 0
+        return
+    bounds = [0, *cuts, len(lines)]
+    for a, b in zip(bounds, bounds[1:]):
+        yield b"".join(lines[a:b]), a
 
 
 def _modname(rel: str) -> tuple[str, bool]:
@@ -87,16 +129,31 @@ class _Parser:
                     continue
             todo.append(rel)
         todo.sort(key=lambda r: -len(self.data[r]))
-        results = []
-        if len(todo) > 1 and self.jobs > 1:
-            workers = min(self.jobs, len(todo))
+        jobs = []
+        for rel in todo:
+            jobs.extend((rel, chunk, off) for chunk, off in _chunks(self.data[rel], self.jobs))
+        jobs.sort(key=lambda j: -len(j[1]))
+        parts: dict[str, list] = {}
+        if jobs:
+            import libcst  # noqa: F401  (once here, inherited by the forked workers)
+        if len(jobs) > 1 and self.jobs > 1:
+            workers = min(self.jobs, len(jobs))
             with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as ex:
-                for rel, ir in ex.map(_parse_job, [(r, self.data[r]) for r in todo]):
-                    results.append((rel, ir))
+                for rel, off, ir in ex.map(_parse_job, jobs):
+                    parts.setdefault(rel, []).append((off, ir))
         else:
-            for r in todo:
-                results.append(_parse_job((r, self.data[r])))
-        for rel, ir in results:
+            for j in jobs:
+                rel, off, ir = _parse_job(j)
+                parts.setdefault(rel, []).append((off, ir))
+        for rel in todo:
+            chunks = sorted(parts[rel], key=lambda x: x[0])
+            if len(chunks) == 1:
+                ir = chunks[0][1]
+            elif any(c.error is not None for _, c in chunks):
+                ir = _parse_job((rel, self.data[rel], 0))[2]   # a bad split: the whole file
+            else:
+                ir = ModuleIR(rel, body=[st for _, c in chunks for st in c.body],
+                              positions=",".join(sorted({c.positions for _, c in chunks})))
             ir.path = rel
             self.irs[rel] = ir
             if self.use_cache and ir.error is None:
@@ -210,6 +267,7 @@ def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence
                          cache_hits=parser.hits, analyzer_version=__version__)
     _records(report, solver, analysis, calls, site_info, Text(data), mods)
     report.findings = failures + report.findings
+    _USES.clear()
     report.timings = {"read_s": round(t_read, 4), "parse_s": round(parser.parse_s, 4),
                       "solve_s": round(t_solve, 4),
                       "total_s": round(time.perf_counter() - t_start, 4)}
@@ -224,7 +282,17 @@ def _loc(text: Text, path: str, pos) -> tuple[int, int]:
     return pos[0], text.col(path, pos[0], pos[1])
 
 
-def _count_uses(mods: dict[str, Mod], m: Mod, name: str) -> int:
+_USES: dict = {}
+
+
+def _count_uses(mods: dict[str, Mod], m: Mod, name: str):
+    k = (id(m), name)
+    if k not in _USES:
+        _USES[k] = _count_uses_uncached(mods, m, name)
+    return _USES[k]
+
+
+def _count_uses_uncached(mods: dict[str, Mod], m: Mod, name: str):
     """Loads of module-level ``name`` in its module, plus imports of it by other modules."""
     n = 0
 

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from analyzer import __version__
-from analyzer.sites.extract import IR_VERSION, ModuleIR
+from analyzer.sites.ir import IR_VERSION, ModuleIR
 from analyzer import sources
 
 

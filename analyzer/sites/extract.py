@@ -29,11 +29,11 @@ A ``pos`` is a list [line, col_byte, end_line, end_col_byte] (1-based line, 0-ba
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 
 import libcst as cst
 
-IR_VERSION = 3
+from analyzer.sites.ir import IR_VERSION, ClassIR, FuncIR, ModuleIR  # noqa: F401
+
 
 _WS = {"whitespace", "lpar", "rpar", "comma", "semicolon", "lbracket", "rbracket", "lbrace",
        "rbrace", "colon", "equal", "header", "footer", "leading_lines", "newline",
@@ -64,35 +64,6 @@ def _fields(t: type) -> tuple[str, ...]:
                   if x.name not in _WS and not x.name.startswith("whitespace"))
         _FIELDS[t] = f
     return f
-
-
-@dataclass
-class FuncIR:
-    name: str
-    qualname: str
-    params: list            # [(name, kind, default_expr|None)] kind: pos|kwonly|var|kw
-    decorators: list        # [expr]
-    body: list
-    pos: list
-    is_lambda: bool = False
-
-
-@dataclass
-class ClassIR:
-    name: str
-    qualname: str
-    bases: list             # [expr]
-    decorators: list
-    body: list
-    pos: list
-
-
-@dataclass
-class ModuleIR:
-    path: str               # relative, '/' separated
-    body: list = field(default_factory=list)
-    error: str | None = None
-    positions: str = "ast-ordinals"
 
 
 KINDS = ("call", "arg", "delem", "sub", "alias", "asg", "def")

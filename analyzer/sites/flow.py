@@ -31,7 +31,7 @@ from typing import Callable
 
 from analyzer.sites import bindings as B
 from analyzer.sites.bindings import WINDOW_KEYS, Entry
-from analyzer.sites.extract import ClassIR, FuncIR, ModuleIR
+from analyzer.sites.ir import ClassIR, FuncIR, ModuleIR
 
 EMPTY: frozenset = frozenset()
 
@@ -529,13 +529,13 @@ class Solver:
 
     def next_round(self) -> bool:
         """True when a value read across a cycle is not final yet (run the analysis again)."""
-        stale = any(self.memo.get(k, EMPTY) != v for k, v in self.cycle_reads.items())
+        stale = any(_relevant(self.memo.get(k, EMPTY)) != _relevant(v)
+                    for k, v in self.cycle_reads.items())
         if stale:
             self.prev = self.memo
             self.memo = {}
             self.cycle_reads = {}
             self.envs = {}
-            self._callers = None
         return stale
 
     # -- modules -----------------------------------------------------------------------
@@ -1330,6 +1330,14 @@ class Solver:
                 if isinstance(v, Unloaded):
                     self.request_load(v.module)
         return WrapRef("other", label)
+
+
+def _relevant(vals) -> frozenset:
+    """What a value set means for the results: opaque values (whatever their reason) and
+    constants cannot become FA entry points, dicts or lists."""
+    if not isinstance(vals, frozenset):
+        return vals
+    return frozenset(x for x in vals if not isinstance(x[0], (Opaque, Const, ExtRef, Unloaded)))
 
 
 def _translate_value(v, keymap: dict, step: str):

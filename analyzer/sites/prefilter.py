@@ -20,7 +20,36 @@ def seeds(wrapper_names) -> tuple[bytes, ...]:
 
 
 def matches(data: bytes, needles) -> bool:
-    return any(n in data for n in needles)
+    """True when a needle occurs outside a full-line comment. (A line whose first non-blank
+    character is ``#`` is never code, even inside a triple-quoted string, where it is string
+    content; skipping it is sound.)"""
+    for n in needles:
+        i = data.find(n)
+        while i != -1:
+            start = data.rfind(b"\n", 0, i) + 1
+            if not data[start:i].lstrip().startswith(b"#") and not _plain_string_key(data, i):
+                return True
+            i = data.find(n, i + len(n))
+    return False
+
+
+_FA_MODULE_STRINGS = (b"flash_attn", b"flash_attn_interface", b"flash_attn_2_cuda")
+
+
+def _plain_string_key(data: bytes, i: int) -> bool:
+    """``"flash_attn_version"``: a string literal that starts right there and is not a module
+    name (a quote directly before a name can only open a string). Such text is never code and
+    names no module a dynamic import could load."""
+    if i == 0 or data[i - 1:i] not in (b'"', b"'"):
+        return False
+    q = data[i - 1:i]
+    j = data.find(q, i)
+    if j == -1 or j - i > 80:
+        return False
+    content = data[i:j]
+    if b"\n" in content:
+        return False
+    return content not in _FA_MODULE_STRINGS and not content.startswith(b"flash_attn.")
 
 
 def mentions_fa(data: bytes) -> bool:
