@@ -216,6 +216,8 @@ def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence
             if term in searched:
                 return False
             searched.add(term)
+            if os.environ.get("FA4_SITES_DEBUG"):
+                print("search", term, file=__import__("sys").stderr)
             t = term.encode()
             for rel, d in data.items():
                 if rel not in parser.irs and t in d:
@@ -240,7 +242,8 @@ def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence
         for k, v in list(solver.memo.items()):
             if k[0] == "ret" and any(isinstance(x, FAFunc) for x, _ in v):
                 fnobj = solver.fns.get(k[1])
-                if fnobj is not None:
+                # only module-level functions can be called by name from another file
+                if fnobj is not None and fnobj.ir is not None and "." not in fnobj.qualname:
                     request_callers(fnobj.name)
         t_solve += time.perf_counter() - t0
         if not pending:

@@ -851,7 +851,8 @@ class Solver:
     def callers(self, fn: Fn) -> list:
         """In-tree call edges into ``fn``: (caller Fn, call, guards, tte, shift)."""
         term = fn.cls.ir.name if fn.cls is not None else fn.name
-        if self.search_ok and term not in self._callers_searched:
+        # a nested function is only called by name from its own file
+        if self.search_ok and "<locals>" not in fn.qualname and term not in self._callers_searched:
             self._callers_searched.add(term)
             self.request_callers(term)
         if self._callers is None:
