@@ -30,7 +30,7 @@ def _sources_table(report: AuditReport) -> str:
 
 def render_markdown(report: AuditReport) -> str:
     from analyzer.equivalence.render import render_table as eq_render
-    from analyzer.sites import render as sites_render
+    from analyzer.sites.render import render as sites_render
 
     out = [f"# fa4-audit: TransformerEngine {report.te.label()} vs flash-attn-4 "
            f"{', '.join(s.label() for s in report.fa4)}", ""]
@@ -80,7 +80,7 @@ def render_json(report: AuditReport) -> str:
 
 def render_sarif(report: AuditReport) -> str:
     """The call-site pass's SARIF, plus one result per failed claim and per audit error."""
-    from analyzer.sites import render as sites_render
+    from analyzer.sites.render import render as sites_render
 
     if report.sites is not None:
         sarif = json.loads(sites_render(report.sites, "sarif"))

@@ -90,12 +90,18 @@ def _items_for(session, config) -> list[AuditItem]:
             items.append(item(f"claim::{claim.name}", msg))
     if report.sites is not None:
         breaking = bool(report.breaking_fa4)
+        messages = {(f.path, f.line, f.col): f for f in report.sites.findings}
         for call in report.sites.fa4_calls():
             msg = None
-            if not call.covered and (breaking or strict):
-                msg = call.explain()
+            if call.coverage != "covered" and (breaking or strict):
+                f = messages.get((call.path, call.line, call.col))
+                text = f"{f.code} [{f.name}] {f.message}" if f else call.coverage_reason
+                via = "".join(f"\n    via {v}" for v in (f.via if f else call.via))
+                why = (f"breaks on {', '.join(report.breaking_fa4)}" if breaking
+                       else "latent (--fa4-audit-strict)")
+                msg = f"{call.path}:{call.line}:{call.col}: {text} ({why}){via}"
             items.append(item(f"call::{call.path}:{call.line}:{call.col}", msg,
-                              (call.path, call.line - 1, f"FA4 call {call.callee_text}")))
+                              (call.path, call.line - 1, f"FA4 call {call.callee}(...)")))
     items.append(item("verdict", None if report.verdict == "safe" else
                       f"verdict {report.verdict}: " + "; ".join(report.errors or report.reasons)))
     return items
