@@ -43,11 +43,6 @@ __all__ = ["audit_tree", "render", "SitesReport"]
 MAX_ROUNDS = 12
 
 
-def render(report: SitesReport, fmt: str) -> str:
-    from analyzer.sites.render import render as _render
-    return _render(report, fmt)
-
-
 def _parse_job(item):
     from analyzer.sites.extract import extract  # libcst is only imported when parsing
     rel, data, offset = item
@@ -327,13 +322,20 @@ def _count_uses_uncached(mods: dict[str, Mod], m: Mod, name: str):
     wraps = 0
 
     def stmts(body, top=False):
-        nonlocal wraps
+        nonlocal wraps, n
         for st in body:
             tag = st[0]
             if tag == "asg":
+                if top and ("N", name) in st[1]:   # name = w(name): the name lives on
+                    before = n
+                    expr(st[2])
+                    n = before
+                    continue
                 v = st[2]
-                if top and v[0] == "C" and len(v[2]) == 1 and v[2][0][0] == "p" \
-                        and v[2][0][2] == ("N", name):
+                # x = w(name) / x = w1(w2(name)): consumed by wrapping (not when x is name)
+                while top and v[0] == "C" and len(v[2]) == 1 and v[2][0][0] == "p":
+                    v = v[2][0][2]
+                if v == ("N", name) and st[2] != v and ("N", name) not in st[1]:
                     wraps += 1
                 expr(st[2])
                 for t in st[1]:
@@ -526,3 +528,11 @@ def _records(report: SitesReport, solver: Solver, analysis: Analysis, calls, sit
                 path, line, 1 if line else 0, (), "error"))
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
     report.findings = findings
+
+
+# ``analyzer.sites.render`` is both a module (``from analyzer.sites.render import render``) and,
+# as an attribute of this package, the function itself: import the module once, then bind the
+# name to its function (a later import of the already-loaded module does not rebind it).
+from analyzer.sites import render as _render_module  # noqa: E402
+
+render = _render_module.render

@@ -297,6 +297,18 @@ class Analysis:
     def normalised(self, v: FAFunc) -> bool:
         return any(self.trusted_ref(w) for w in v.chain)
 
+    def inside_trusted_wrapper(self, fn: Fn) -> str | None:
+        """The call is the wrapper's own forwarding call (``fn(*args, **kwargs)`` after the
+        normaliser ran)."""
+        f = fn
+        while f is not None and f.ir is not None:
+            if f.name in self.wrapper_names or f.qualname in self.wrapper_names:
+                w = WrapRef("tree", f.name, f.key)
+                if self.trusted_ref(w):
+                    return f.qualname
+            f = f.parent
+        return None
+
     def decorated_trusted(self, fn: Fn) -> bool:
         if fn.ir is None or not fn.ir.decorators:
             return False
@@ -422,7 +434,11 @@ class Analysis:
         coverage, why = "n/a", "does not reach FA4"
         if reaches_fa4:
             unwrapped = [v for v, _ in fa4 if not self.normalised(v)]
-            if not unwrapped:
+            inside = self.inside_trusted_wrapper(fn)
+            if inside:
+                coverage, why = "covered", f"inside the trusted normalising wrapper {inside}"
+                unwrapped = []
+            elif not unwrapped:
                 coverage, why = "covered", "every FA4 binding it reaches is wrapped by a trusted normaliser"
             else:
                 norm_params = {fn.key} if self.decorated_trusted(fn) else set()
@@ -449,7 +465,8 @@ class Analysis:
         return {"fn": fn, "call": call, "fa": fa, "entries": entries, "versions": versions,
                 "sites": site_ids, "opaque": opaque, "reaches_fa4": reaches_fa4,
                 "coverage": coverage, "why": why, "tte": tte,
-                "unwrapped": [v for v, _ in fa4 if not self.normalised(v)]}
+                "unwrapped": [v for v, _ in fa4 if not self.normalised(v)]
+                if coverage != "covered" else []}
 
     def text_loc(self, site: Site) -> str:
         line = site.pos[0]

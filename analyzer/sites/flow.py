@@ -308,7 +308,7 @@ def build_module(mod: Mod) -> None:
                 for _, _, default in f.params:
                     if default is not None:
                         _walk_expr_calls(default, fn.calls, guards, tte)
-                child = make_fn(f, fn)
+                child = make_fn(f, fn if fn.ir is not None else None)
                 fn.nested[f.name] = child
                 fn.defs.setdefault(f.name, []).append(("def", child, guards))
                 fn.def_count[f.name] = fn.def_count.get(f.name, 0) + 1
@@ -1134,6 +1134,13 @@ class Solver:
             if name in ("None", "True", "False"):
                 return frozenset({(Const({"None": None, "True": True, "False": False}[name]), EMPTY)})
             vals = ctx.lookup(name)
+            if isinstance(ctx, _FnCtx) and not ctx.static and ctx.fn is not None \
+                    and ctx.fn.ir is not None and name in ctx.fn.defs \
+                    and any(isinstance(v, Opaque) and v.param_of == ctx.fn.key for v, _ in vals) \
+                    and (ctx.fn.sub_stores.get(name) or ctx.fn.updates.get(name)):
+                # a parameter dict from unseen callers: what this function writes into it
+                # still reaches wherever it goes
+                vals = vals | {(DictVal(("param", ctx.fn.key, name)), EMPTY)}
             if isinstance(ctx, _FnCtx) and not ctx.static and ctx.fn is not None \
                     and any(isinstance(v, (DictVal, ListVal)) for v, _ in vals):
                 ents, opq = self.local_mutations(ctx.fn, name)
