@@ -284,25 +284,27 @@ _USES: dict = {}
 
 
 def _count_uses(mods: dict[str, Mod], m: Mod, name: str):
-    k = (id(m), name)
-    if k not in _USES:
-        _USES[k] = _count_uses_uncached(mods, m, name)
-    return _USES[k]
+    """(loads of module-level ``name`` in its module + imports of it by other modules, how many
+    of those loads are the innermost argument of a module-level wrapping assignment)."""
+    if id(m) not in _USES:
+        _USES[id(m)] = _module_uses(mods, m)
+    loads, wraps = _USES[id(m)]
+    return loads.get(name, 0), wraps.get(name, 0)
 
 
-def _count_uses_uncached(mods: dict[str, Mod], m: Mod, name: str):
-    """Loads of module-level ``name`` in its module, plus imports of it by other modules."""
-    n = 0
+def _module_uses(mods: dict[str, Mod], m: Mod):
+    from collections import Counter
+    loads: Counter = Counter()
+    wraps: Counter = Counter()
 
-    def expr(e):
-        nonlocal n
+    def expr(e, skip=None):
         stack = [e]
         while stack:
             x = stack.pop()
             if isinstance(x, tuple) and x:
                 if x[0] == "N":
-                    if x[1] == name:
-                        n += 1
+                    if x[1] != skip:
+                        loads[x[1]] += 1
                     continue
                 stack.extend(y for y in x[1:] if isinstance(y, (tuple, list)))
             elif isinstance(x, list):
@@ -319,25 +321,21 @@ def _count_uses_uncached(mods: dict[str, Mod], m: Mod, name: str):
         elif t[0] == "*":
             target(t[1])
 
-    wraps = 0
-
     def stmts(body, top=False):
-        nonlocal wraps, n
         for st in body:
             tag = st[0]
             if tag == "asg":
-                if top and ("N", name) in st[1]:   # name = w(name): the name lives on
-                    before = n
-                    expr(st[2])
-                    n = before
-                    continue
+                names = {t[1] for t in st[1] if t[0] == "N"}
                 v = st[2]
-                # x = w(name) / x = w1(w2(name)): consumed by wrapping (not when x is name)
                 while top and v[0] == "C" and len(v[2]) == 1 and v[2][0][0] == "p":
                     v = v[2][0][2]
-                if v == ("N", name) and st[2] != v and ("N", name) not in st[1]:
-                    wraps += 1
-                expr(st[2])
+                self_rebind = None
+                if top and v[0] == "N" and v is not st[2]:
+                    if v[1] in names:
+                        self_rebind = v[1]      # name = w(name): the name lives on
+                    else:
+                        wraps[v[1]] += 1        # x = w(name): consumed by wrapping
+                expr(st[2], skip=self_rebind)
                 for t in st[1]:
                     target(t)
             elif tag in ("ex", "ret"):
@@ -345,8 +343,8 @@ def _count_uses_uncached(mods: dict[str, Mod], m: Mod, name: str):
             elif tag == "aug":
                 expr(st[2])
                 target(st[1])
-                if st[1] == ("N", name):
-                    n_add()
+                if st[1][0] == "N":
+                    loads[st[1][1]] += 1
             elif tag == "if":
                 stmts(st[3], top); stmts(st[4], top)
             elif tag == "try":
@@ -377,26 +375,23 @@ def _count_uses_uncached(mods: dict[str, Mod], m: Mod, name: str):
                 for b in st[1]:
                     stmts(b)
 
-    def n_add():
-        nonlocal n
-        n += 1
-
     stmts(m.ir.body, True)
     for other in mods.values():
         if other is m:
             continue
         for item in _imports(other.ir.body):
             local, module, attr, level, _ = item
-            if attr == name:
-                base = other.name.split(".") if other.is_pkg else other.name.split(".")[:-1]
-                if level:
-                    base = base[: len(base) - (level - 1)] if level - 1 <= len(base) else []
-                    absmod = ".".join([*base, module] if module else base)
-                else:
-                    absmod = module
-                if absmod == m.name or m.name.endswith("." + absmod):
-                    n += 1
-    return n, wraps
+            if attr is None:
+                continue
+            base = other.name.split(".") if other.is_pkg else other.name.split(".")[:-1]
+            if level:
+                base = base[: len(base) - (level - 1)] if level - 1 <= len(base) else []
+                absmod = ".".join([*base, module] if module else base)
+            else:
+                absmod = module
+            if absmod == m.name or m.name.endswith("." + absmod):
+                loads[attr] += 1
+    return loads, wraps
 
 
 def _imports(body):
