@@ -99,27 +99,45 @@ def codemod_preview(te: sources.Source) -> CodemodPreview:
     return CodemodPreview([p.path for p in patches], "".join(p.diff() for p in patches), None)
 
 
-def run_audit(te_spec: str, fa4_specs: Sequence[str], *, strict: bool = False,
-              wrappers: Sequence[str] = (), progress: Progress = NULL,
-              te_source: sources.Source | None = None,
-              command: str | None = None, with_codemod: bool = True) -> AuditReport:
-    """Run every part; never raises for an analysis failure -- it becomes verdict "error"."""
-    from analyzer.equivalence.table import build_table
-    from analyzer.sites import audit_tree
-
-    errors: list[str] = []
-    te = te_source or sources.resolve("te", te_spec)
+def resolve_inputs(te_spec: str, fa4_specs: Sequence[str], progress: Progress = NULL
+                   ) -> tuple[sources.Source, list[sources.Source]]:
+    te = sources.resolve("te", te_spec)
     if te.root is None:
         raise AuditError("the call-site pass needs TE sources: give --te a version, path or 'installed'")
     fa4 = []
     for spec in fa4_specs:
         progress.note(f"fetching flash-attn-4 {spec}")
         fa4.append(sources.resolve("fa4", spec))
+    return te, fa4
+
+
+def run_audit(te_spec: str, fa4_specs: Sequence[str], *, strict: bool = False,
+              wrappers: Sequence[str] = (), progress: Progress = NULL,
+              te_source: sources.Source | None = None,
+              fa4_sources: Sequence[sources.Source] | None = None,
+              command: str | None = None, with_codemod: bool = True,
+              simulate: bool = False) -> AuditReport:
+    """Run every part; never raises for an analysis failure -- it becomes verdict "error".
+
+    ``simulate`` adds the float64 simulated-attention errors to the table (torch on the CPU,
+    a few seconds); the verdict rests on the exact band comparison either way."""
+    from analyzer.equivalence.table import build_table
+    from analyzer.sites import audit_tree
+
+    errors: list[str] = []
+    if te_source is None or fa4_sources is None:
+        te_r, fa4_r = resolve_inputs(te_spec, fa4_specs if fa4_sources is None else (), progress)
+        te = te_source or te_r
+        fa4 = list(fa4_sources) if fa4_sources is not None else fa4_r
+    else:
+        te, fa4 = te_source, list(fa4_sources)
+    if te.root is None:
+        raise AuditError("the call-site pass needs TE sources: give --te a version, path or 'installed'")
 
     table = sites = None
     try:
         progress.note("equivalence table")
-        table = build_table(fa4, te, progress=progress)
+        table = build_table(fa4, te, progress=progress, simulate=simulate)
     except AuditError as exc:
         errors.append(f"equivalence table: {exc}")
     try:
@@ -202,3 +220,73 @@ def patched_copy(te: sources.Source, dest_parent: Path | None = None) -> sources
     codemod.write(dest, codemod.plan(dest))
     label = f"{te.version or te.spec}+fa4_patch"
     return sources.Source("te", f"{te.spec} (patched copy)", "tree", dest, label)
+
+
+# ----------------------------------------------------------------------------- result cache
+
+_OWN_PACKAGES = ("analyzer", "transcriptions", "fa4_patch")
+
+
+def _digest_files(h, root: Path, package_dir: str | None) -> None:
+    for f in sources.iter_py_files(root, package_dir):
+        h.update(f.relative_to(root).as_posix().encode() + b"\0")
+        h.update(f.read_bytes())
+        h.update(b"\0")
+
+
+def audit_key(te: sources.Source, fa4: Sequence[sources.Source], options: dict) -> str:
+    """Content key of an audit: every byte it reads (the TE package, each FA4 package, this
+    tool's own code) and every option. Any change means a new key, so a cached result is only
+    ever reused for exactly the same inputs."""
+    import hashlib
+    import json as _json
+
+    h = hashlib.sha256(f"fa4-audit {__version__} schema {AUDIT_SCHEMA_VERSION}\0".encode())
+    here = Path(__file__).resolve().parent.parent
+    for pkg in _OWN_PACKAGES:
+        _digest_files(h, here, pkg)
+    _digest_files(h, te.root, sources.PACKAGES["te"].import_dir)
+    for s in fa4:
+        h.update(f"fa4 {s.label()}\0".encode())
+        _digest_files(h, s.root, sources.PACKAGES["fa4"].import_dir)
+    h.update(_json.dumps(options, sort_keys=True, default=str).encode())
+    return h.hexdigest()[:32]
+
+
+REPORT_FILES = ("audit.md", "audit.json", "audit.sarif")
+
+
+def cached_reports(key: str) -> dict | None:
+    """{"files": {name: text}, "verdict", "one_line"} for a cached audit, or None."""
+    import json as _json
+
+    d = sources.cache_dir() / "audit" / key
+    try:
+        meta = _json.loads((d / "meta.json").read_text())
+        files = {n: (d / n).read_text() for n in REPORT_FILES}
+    except (OSError, ValueError):
+        return None
+    if meta.get("verdict") not in ("safe", "unsafe"):
+        return None
+    return {"files": files, "verdict": meta["verdict"], "one_line": meta["one_line"]}
+
+
+def store_reports(key: str, files: dict[str, str], verdict: str, one_line: str) -> None:
+    """Keep a finished audit's reports (never an "error" one: that is retried next time)."""
+    import json as _json
+
+    if verdict == "error":
+        return
+    base = sources.cache_dir() / "audit"
+    base.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=base))
+    try:
+        for n, text in files.items():
+            (tmp / n).write_text(text)
+        (tmp / "meta.json").write_text(_json.dumps({"verdict": verdict, "one_line": one_line}))
+        dest = base / key
+        if dest.exists():
+            shutil.rmtree(dest, ignore_errors=True)
+        tmp.rename(dest)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -110,15 +110,23 @@ def render_sarif(report: AuditReport) -> str:
     return json.dumps(sarif, indent=2) + "\n"
 
 
-def write_reports(report: AuditReport, out_dir: Path) -> list[Path]:
+def render_all(report: AuditReport) -> dict[str, str]:
+    return {"audit.md": render_markdown(report), "audit.json": render_json(report),
+            "audit.sarif": render_sarif(report)}
+
+
+def write_files(files: dict[str, str], out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, text in (("audit.md", render_markdown(report)), ("audit.json", render_json(report)),
-                       ("audit.sarif", render_sarif(report))):
+    for name, text in files.items():
         p = out_dir / name
         p.write_text(text)
         paths.append(p)
     return paths
+
+
+def write_reports(report: AuditReport, out_dir: Path) -> list[Path]:
+    return write_files(render_all(report), out_dir)
 
 
 def one_line(report: AuditReport) -> str:

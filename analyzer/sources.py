@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,14 +213,30 @@ def _last_error_line(text: str) -> str:
     return (errs or lines or ["no output"])[-1]
 
 
-def index_versions(package: str) -> list[str]:
+def index_ttl() -> float:
+    """Seconds a listing of the index is reused without asking again (FA4_AUDIT_INDEX_TTL,
+    default 3600; 0 always asks)."""
+    try:
+        return float(os.environ.get("FA4_AUDIT_INDEX_TTL", "3600"))
+    except ValueError:
+        return 3600.0
+
+
+def index_versions(package: str, *, fresh: bool = False) -> list[str]:
     """Every release of the package on the index (pre-releases included), oldest first.
 
-    Offline, or when the index cannot be reached, the cached list from the last successful
-    query is used; with neither, AuditError.
+    A listing younger than :func:`index_ttl` is reused (``fresh=True`` asks anyway). Offline,
+    or when the index cannot be reached, the listing from the last successful query is used;
+    with neither, AuditError.
     """
     pkg = PACKAGES[package]
     memo = cache_dir() / "index" / f"{pkg.dist}.json"
+    if not fresh and memo.is_file() and not offline():
+        try:
+            if time.time() - memo.stat().st_mtime < index_ttl():
+                return json.loads(memo.read_text())
+        except (OSError, ValueError):
+            pass
     if not offline():
         proc = _pip("index", "versions", "--pre", pkg.dist, timeout=120)
         m = re.search(r"Available versions:\s*(.+)", proc.stdout)

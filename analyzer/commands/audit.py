@@ -35,11 +35,17 @@ def add_arguments(p):
                    help="also recognise this wrapper name as a normaliser (checked in the sandbox)")
     p.add_argument("--gpu-results", metavar="FILE",
                    help="add a saved `fa4-audit verify-gpu` result (JSON) to the report")
+    p.add_argument("--simulate", action="store_true",
+                   help="add float64 simulated-attention errors to the table (torch, slower); "
+                        "the verdict rests on the exact band comparison either way")
+    p.add_argument("--no-cache", action="store_true",
+                   help="recompute even when the same inputs were audited before")
 
 
 def run(args, stdout, stderr) -> int:
-    from analyzer.audit import run_audit
-    from analyzer.audit_report import one_line, write_reports
+    from analyzer.audit import (audit_key, cached_reports, reproduce_command, resolve_inputs,
+                                run_audit, store_reports)
+    from analyzer.audit_report import one_line, render_all, write_files
     from analyzer.errors import AuditError
 
     gpu = None
@@ -51,10 +57,23 @@ def run(args, stdout, stderr) -> int:
         except ResultError as exc:
             raise AuditError(f"--gpu-results: {exc}") from None
     progress = Progress(stderr, quiet=args.quiet)
-    report = run_audit(args.te, args.fa4, strict=args.strict, wrappers=args.wrapper, progress=progress)
-    report.gpu = gpu
-    paths = write_reports(report, Path(args.out))
-    stdout.write(one_line(report) + "\n")
+    te, fa4 = resolve_inputs(args.te, args.fa4, progress)
+    command = reproduce_command(args.te, args.fa4, args.strict, args.wrapper)
+    key = audit_key(te, fa4, {"strict": args.strict, "wrappers": args.wrapper, "gpu": gpu,
+                              "simulate": args.simulate, "command": command})
+    hit = None if args.no_cache else cached_reports(key)
+    if hit is not None:
+        files, verdict, line = hit["files"], hit["verdict"], hit["one_line"]
+    else:
+        report = run_audit(args.te, args.fa4, strict=args.strict, wrappers=args.wrapper,
+                           progress=progress, te_source=te, fa4_sources=fa4, command=command,
+                           simulate=args.simulate)
+        report.gpu = gpu
+        files, verdict, line = render_all(report), report.verdict, one_line(report)
+        store_reports(key, files, verdict, line)
+    paths = write_files(files, Path(args.out))
+    stdout.write(line + "\n")
     if not args.quiet:
-        stderr.write("wrote " + ", ".join(str(p) for p in paths) + "\n")
-    return EXIT_FOR_VERDICT[report.verdict]
+        cached = " (from the cache: same inputs as an earlier audit)" if hit else ""
+        stderr.write("wrote " + ", ".join(str(p) for p in paths) + cached + "\n")
+    return EXIT_FOR_VERDICT[verdict]
