@@ -99,10 +99,10 @@ def codemod_preview(te: sources.Source) -> CodemodPreview:
     return CodemodPreview([p.path for p in patches], "".join(p.diff() for p in patches), None)
 
 
-def resolve_inputs(te_spec: str, fa4_specs: Sequence[str], progress: Progress = NULL
-                   ) -> tuple[sources.Source, list[sources.Source]]:
-    te = sources.resolve("te", te_spec)
-    if te.root is None:
+def resolve_inputs(te_spec: str | None, fa4_specs: Sequence[str], progress: Progress = NULL
+                   ) -> tuple[sources.Source | None, list[sources.Source]]:
+    te = sources.resolve("te", te_spec) if te_spec is not None else None
+    if te is not None and te.root is None:
         raise AuditError("the call-site pass needs TE sources: give --te a version, path or 'installed'")
     fa4 = []
     for spec in fa4_specs:
@@ -125,12 +125,8 @@ def run_audit(te_spec: str, fa4_specs: Sequence[str], *, strict: bool = False,
     from analyzer.sites import audit_tree
 
     errors: list[str] = []
-    if te_source is None or fa4_sources is None:
-        te_r, fa4_r = resolve_inputs(te_spec, fa4_specs if fa4_sources is None else (), progress)
-        te = te_source or te_r
-        fa4 = list(fa4_sources) if fa4_sources is not None else fa4_r
-    else:
-        te, fa4 = te_source, list(fa4_sources)
+    te = te_source or sources.resolve("te", te_spec)
+    fa4 = list(fa4_sources) if fa4_sources is not None else resolve_inputs(None, fa4_specs, progress)[1]
     if te.root is None:
         raise AuditError("the call-site pass needs TE sources: give --te a version, path or 'installed'")
 

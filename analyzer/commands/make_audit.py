@@ -31,21 +31,21 @@ def add_arguments(p):
 
 
 def run(args, stdout, stderr) -> int:
-    from analyzer import sources
-    from analyzer.audit import patched_copy, run_audit
+    from analyzer.audit import patched_copy, resolve_inputs, run_audit
     from analyzer.audit_report import one_line, write_reports
     from analyzer.progress import Progress
 
     fa4 = args.fa4 or ["4.0.0b11", "newest"]
     progress = Progress(stderr, quiet=args.quiet)
     out = Path(args.out)
-    te = sources.resolve("te", args.te)
-    released = run_audit(args.te, fa4, strict=args.strict, progress=progress, te_source=te)
+    te, fa4_sources = resolve_inputs(args.te, fa4, progress)
+    released = run_audit(args.te, fa4, strict=args.strict, progress=progress, te_source=te,
+                         fa4_sources=fa4_sources)
     write_reports(released, out / "released")
     patched_src = patched_copy(te)
     try:
         patched = run_audit(patched_src.spec, fa4, strict=args.strict, progress=progress,
-                            te_source=patched_src,
+                            te_source=patched_src, fa4_sources=fa4_sources,
                             command=f"python -m fa4_patch TE_DIR --write && "
                                     f"{released.command.replace(args.te, 'TE_DIR', 1)}")
         write_reports(patched, out / "patched")
