@@ -227,3 +227,15 @@ def test_parallel_and_chunked_parse_agree(tmp_path, isolated_cache):
     many = audit_tree(tmp_path, jobs=4, use_cache=False)
     assert [f.to_json() for f in one.findings] == [f.to_json() for f in many.findings]
     assert [w.to_json() for w in one.window_sites] == [w.to_json() for w in many.window_sites]
+
+
+def test_oversized_file_mentioning_fa_fails_fast(tmp_path, isolated_cache, monkeypatch):
+    """A file over the parse cap that mentions flash_attn is a failure (exit 2) in well under a
+    second, not minutes of parsing; the cap is configurable."""
+    import time
+    monkeypatch.setenv("FA4_AUDIT_SITES_MAX_MB", "0.05")
+    (tmp_path / "gen.py").write_text("import flash_attn\n" + "x = 1\n" * 20000)
+    t0 = time.perf_counter()
+    r = audit_tree(tmp_path, jobs=1)
+    assert time.perf_counter() - t0 < 5
+    assert r.verdict == "error" and r.findings[0].code == "FA4S900" and "cap" in r.findings[0].message

@@ -75,6 +75,8 @@ def run(args, stdout, stderr) -> int:
         root, package_dir = src.root, "transformer_engine"
     else:
         root = Path(args.tree).expanduser()
+        if not root.exists():
+            raise AuditError(f"--tree {args.tree}: no such folder")
         if not root.is_dir():
             raise AuditError(f"--tree {args.tree}: not a folder")
         package_dir = None

@@ -50,6 +50,14 @@ def _parse_job(item):
 
 
 CHUNK_BYTES = 80_000
+MAX_MB_DEFAULT = 2.0   # TE's largest file is 0.26 MB; libcst needs ~3 s a MB a core
+
+
+def _max_bytes() -> int:
+    try:
+        return int(float(os.environ.get("FA4_AUDIT_SITES_MAX_MB", MAX_MB_DEFAULT)) * 1e6)
+    except ValueError:
+        return int(MAX_MB_DEFAULT * 1e6)
 
 
 def _chunks(data: bytes, jobs: int):
@@ -187,6 +195,15 @@ def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence
     needles = prefilter.seeds(wrappers)
     parser = _Parser(data, jobs, use_cache, progress)
     selected = {rel for rel, d in data.items() if prefilter.matches(d, needles)}
+    cap = _max_bytes()
+    for rel in sorted(selected):
+        if len(data[rel]) > cap:   # fail closed fast instead of parsing for minutes
+            failures.append(Finding(
+                R.UNPARSEABLE.code, R.UNPARSEABLE.name,
+                f"{rel} is {len(data[rel]) / 1e6:.1f} MB, over the {cap / 1e6:.1f} MB parse cap "
+                "(FA4_AUDIT_SITES_MAX_MB); it mentions FlashAttention, so nothing can be said "
+                "about the tree", rel, 0, 0, (), "failure"))
+            data[rel] = b""          # analysed as empty; the failure keeps the verdict "error"
     parser.parse(selected)
 
     mods: dict[str, Mod] = {}
