@@ -228,8 +228,6 @@ def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence
             if term in searched:
                 return False
             searched.add(term)
-            if os.environ.get("FA4_SITES_DEBUG"):
-                print("search", term, file=__import__("sys").stderr)
             t = term.encode()
             for rel, d in data.items():
                 if rel not in parser.irs and t in d:
