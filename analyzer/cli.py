@@ -16,7 +16,7 @@ import traceback
 from typing import Sequence, TextIO
 
 from analyzer import EXIT_ERROR, __version__
-from analyzer.commands import COMMAND_MODULES
+from analyzer.commands import COMMAND_HELP, COMMAND_MODULES
 from analyzer.errors import AuditError
 
 EPILOG = """\
@@ -42,19 +42,9 @@ class _Parser(argparse.ArgumentParser):
         raise AuditError(f"{self.prog}: {message}", hint=f"see {self.prog} --help")
 
 
-def _load_commands():
-    mods = []
-    for name in COMMAND_MODULES:
-        modname = f"analyzer.commands.{name}"
-        try:
-            mods.append(importlib.import_module(modname))
-        except ModuleNotFoundError as exc:
-            if exc.name != modname:  # a real import error inside the command: surface it
-                raise
-    return mods
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The parser. Only the command named in ``argv`` is imported and gets its full options;
+    the others are listed with their one-line help (``fa4-audit CMD --help`` shows theirs)."""
     parser = _Parser(prog="fa4-audit", description=__doc__.split("\n\n")[0],
                      epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"fa4-audit {__version__}")
@@ -64,8 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--color", choices=["auto", "always", "never"], default="auto",
                         help="colour in text output (default: only on a terminal)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for mod in _load_commands():
-        p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.DESCRIPTION,
+    chosen = next((a for a in argv if a in COMMAND_MODULES), None)
+    for name, module in COMMAND_MODULES.items():
+        if name != chosen:
+            sub.add_parser(name, help=COMMAND_HELP[name], parents=[common])
+            continue
+        mod = importlib.import_module(f"analyzer.commands.{module}")
+        p = sub.add_parser(name, help=COMMAND_HELP[name], description=mod.DESCRIPTION,
                            parents=[common], epilog=EPILOG.split("\n\n")[0],
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         mod.add_arguments(p)
@@ -80,7 +75,7 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
-        parser = build_parser()
+        parser = build_parser(argv)
         with contextlib.redirect_stdout(stdout):  # --help / --version go to the given stream
             args = parser.parse_args(argv)
         if not getattr(args, "command", None):

@@ -40,6 +40,7 @@ import ast
 import difflib
 import os
 import shutil
+import stat
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -663,6 +664,10 @@ def iter_candidates(root: Path):
             if fn.endswith(".py"):
                 path = Path(dirpath) / fn
                 try:
+                    if not stat.S_ISREG(os.stat(path).st_mode):
+                        # a FIFO / device / socket named .py would block or lie: refuse it
+                        raise CodemodError(f"{path}: not a regular file (FIFO, device or "
+                                           f"socket); refusing to read it")
                     data = path.read_bytes()
                 except OSError as exc:
                     raise CodemodError(f"{path}: cannot read ({exc.strerror})") from None

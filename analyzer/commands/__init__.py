@@ -10,5 +10,15 @@ Handlers never print to sys.stdout directly: results go to ``stdout``, talk to `
 so tests run them in-process.
 """
 
-# Order is the order shown in --help.
-COMMAND_MODULES = ["table", "history", "sites", "audit", "make_audit", "verify_gpu"]
+# name -> module, in the order shown in --help. Only the chosen command's module is imported
+# (some pull in libcst or torch), so the one-line help of each lives here.
+COMMAND_MODULES = {"table": "table", "history": "history", "sites": "sites", "audit": "audit",
+                   "make-audit": "make_audit", "verify-gpu": "verify_gpu"}
+COMMAND_HELP = {
+    "table": "equivalence table: TE's window pairs through each FA4 resolver, as-is and normalised",
+    "history": "every flash-attn-4 release: resolver variant, fingerprint, whether TE's pairs break",
+    "sites": "call-site coverage: every FA binding, window site and FA4-reaching call, and who normalises",
+    "audit": "equivalence table + call-site coverage + codemod dry run, written as md/json/sarif",
+    "make-audit": "audit TE as released AND the same tree patched by fa4_patch (what `make audit` runs)",
+    "verify-gpu": "run TE's window pairs through the real FA4 kernels (SM90/SM100 GPU), as-is and wrapped",
+}

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from analyzer.commands import COMMAND_HELP
+
 from pathlib import Path
 
 from analyzer.model import EXIT_FOR_VERDICT
 from analyzer.progress import Progress
 
 NAME = "audit"
-HELP = "equivalence table + call-site coverage + codemod dry run, written as md/json/sarif"
+HELP = COMMAND_HELP["audit"]
 DESCRIPTION = """\
 Run the whole audit of a TransformerEngine tree against one or more flash-attn-4 releases:
 the resolver equivalence table and its claims, the call-site coverage pass, and a dry run of

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from analyzer.commands import COMMAND_HELP
+
 import os
 
 from analyzer.equivalence.history import history, history_verdict
@@ -11,7 +13,7 @@ from analyzer.progress import Progress
 from analyzer.sources import resolve
 
 NAME = "history"
-HELP = "every flash-attn-4 release: resolver variant, fingerprint, whether TE's pairs break"
+HELP = COMMAND_HELP["history"]
 DESCRIPTION = """\
 For every flash-attn-4 release on the package index (or the --fa4 versions given), fetch it
 into the cache, extract its window resolver, name its variant by fingerprint, and check

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from analyzer.commands import COMMAND_HELP
+
 import shutil
 from pathlib import Path
 
 from analyzer import EXIT_CLEAN, EXIT_ERROR
 
 NAME = "make-audit"
-HELP = "audit TE as released AND the same tree patched by fa4_patch (what `make audit` runs)"
+HELP = COMMAND_HELP["make-audit"]
 DESCRIPTION = """\
 Audit a TransformerEngine release twice against the given flash-attn-4 releases: as released,
 and in a temporary copy patched by `python -m fa4_patch --write`. Writes DIR/released/ and

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from analyzer.commands import COMMAND_HELP
+
 from analyzer.model import EXIT_FOR_VERDICT
 from analyzer.progress import Progress
 from analyzer.sources import resolve
 from analyzer.errors import AuditError
 
 NAME = "sites"
-HELP = "call-site coverage: every FA binding, window site and FA4-reaching call, and who normalises"
+HELP = COMMAND_HELP["sites"]
 DESCRIPTION = """\
 Map every place a tree binds a FlashAttention entry point (by origin module: FA4
 flash_attn.cute[.interface], FA3 flash_attn_interface, FA2 flash_attn / flash_attn_2_cuda),

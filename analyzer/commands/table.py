@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from analyzer.commands import COMMAND_HELP
+
 from analyzer.equivalence.render import FORMATS, render_table
 from analyzer.equivalence.table import build_table
 from analyzer.progress import Progress
 from analyzer.sources import resolve
 
 NAME = "table"
-HELP = "equivalence table: TE's window pairs through each FA4 resolver, as-is and normalised"
+HELP = COMMAND_HELP["table"]
 DESCRIPTION = """\
 Run the audited TE tree's own check_set_window_size over every mask type x a window grid,
 feed each (causal, window) pair it emits -- plus the pairs context parallelism synthesises --

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from analyzer.commands import COMMAND_HELP
+
 import os
 import subprocess
 import sys
@@ -11,7 +13,7 @@ from pathlib import Path
 from analyzer.errors import AuditError
 
 NAME = "verify-gpu"
-HELP = "run TE's window pairs through the real FA4 kernels (SM90/SM100 GPU), as-is and wrapped"
+HELP = COMMAND_HELP["verify-gpu"]
 DESCRIPTION = """\
 On a machine with flash-attn-4 importable and an SM90 or SM100 GPU, call the four FA4 entry
 points (flash_attn_func, flash_attn_varlen_func, _flash_attn_fwd + _flash_attn_bwd) with every
