@@ -130,24 +130,38 @@ def run_audit(te_spec: str, fa4_specs: Sequence[str], *, strict: bool = False,
     if te.root is None:
         raise AuditError("the call-site pass needs TE sources: give --te a version, path or 'installed'")
 
-    table = sites = None
-    try:
-        progress.note("equivalence table")
-        table = build_table(fa4, te, progress=progress, simulate=simulate)
-    except AuditError as exc:
-        errors.append(f"equivalence table: {exc}")
-    try:
-        progress.note("call-site pass")
-        sites = audit_tree(te.root, package_dir="transformer_engine", wrappers=wrappers,
-                           progress=progress)
-    except AuditError as exc:
-        errors.append(f"call sites: {exc}")
-    codemod = None
-    if with_codemod:
-        progress.note("codemod dry run")
-        codemod = codemod_preview(te)
-        if codemod.error:
-            errors.append(f"codemod: {codemod.error}")
+    # The equivalence table and the codemod dry run (libcst parses of a few large files) run
+    # in worker processes while this one runs the call-site pass.
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    with ProcessPoolExecutor(max_workers=2, mp_context=get_context("fork")) as pool:
+        table_fut = pool.submit(build_table, fa4, te, simulate=simulate)
+        fut = pool.submit(codemod_preview, te) if with_codemod else None
+
+        table = sites = None
+        try:
+            progress.note("call-site pass")
+            sites = audit_tree(te.root, package_dir="transformer_engine", wrappers=wrappers,
+                               progress=progress)
+        except AuditError as exc:
+            errors.append(f"call sites: {exc}")
+        try:
+            progress.note("equivalence table")
+            table = table_fut.result()
+        except AuditError as exc:
+            errors.append(f"equivalence table: {exc}")
+        except Exception as exc:  # the worker died (BrokenProcessPool, ...): fail closed
+            errors.append(f"equivalence table: {type(exc).__name__}: {exc}")
+        codemod = None
+        if fut is not None:
+            progress.note("codemod dry run")
+            try:
+                codemod = fut.result()
+            except Exception as exc:  # the worker died: report it, fail closed
+                codemod = CodemodPreview([], "", f"codemod dry run failed: {type(exc).__name__}: {exc}")
+            if codemod.error:
+                errors.append(f"codemod: {codemod.error}")
     progress.done()
 
     verdict, reasons, breaking = decide(table, sites, strict=strict, errors=errors)
