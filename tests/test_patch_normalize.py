@@ -140,3 +140,24 @@ def test_property_each_side_independently(left, right):
     assert normalize_pair(*out) == out
     assert normalize_window((left, right)) == out
     assert normalize_window([left, right]) == list(out)
+
+
+def test_codemod_inline_normaliser_is_the_same_rule_as_normalize_pair():
+    """Guards: the self-contained normaliser the codemod writes into TE drifting from
+    fa4_patch.normalize_pair (two copies of one rule: only their names and docstrings differ)."""
+    import ast
+    import inspect
+
+    from fa4_patch import normalize
+    from fa4_patch.codemod import HELPER_SOURCE
+
+    def body(fn_node):
+        stmts = fn_node.body
+        if stmts and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value, ast.Constant):
+            stmts = stmts[1:]
+        return [ast.dump(s) for s in stmts], [a.arg for a in fn_node.args.args]
+
+    inline = next(n for n in ast.parse(HELPER_SOURCE).body
+                  if isinstance(n, ast.FunctionDef) and n.name == "_fa4_audit_normalize_pair")
+    library = ast.parse(inspect.getsource(normalize.normalize_pair)).body[0]
+    assert body(inline) == body(library)
