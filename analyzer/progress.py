@@ -40,3 +40,27 @@ class Progress:
 
 
 NULL = Progress(quiet=True)
+
+
+_VERDICT_COLOURS = {"SAFE": "32", "UNSAFE": "31", "ERROR": "33"}
+
+
+def use_colour(stream: TextIO, mode: str = "auto") -> bool:
+    """--color: 'always', 'never', or 'auto' (only on a terminal, and not with NO_COLOR set)."""
+    import os
+
+    if mode == "always":
+        return True
+    if mode == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def colour_verdicts(line: str, enabled: bool) -> str:
+    """Colour the verdict word (SAFE green, UNSAFE red, ERROR yellow) of a summary line."""
+    if not enabled:
+        return line
+    import re
+
+    return re.sub(r"\b(UNSAFE|SAFE|ERROR)\b",
+                  lambda m: f"\x1b[1;{_VERDICT_COLOURS[m.group(1)]}m{m.group(1)}\x1b[0m", line, count=1)

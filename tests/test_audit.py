@@ -111,3 +111,13 @@ def test_missing_te_is_exit_2_one_line(cli, tmp_path):
     assert r.code == 2
     assert r.err.count("\n") == 1 and r.err.startswith("fa4-audit: error:")
     assert not (tmp_path / "o").exists()
+
+
+def test_colour_only_when_asked_or_on_a_terminal(cli, tmp_path):
+    """Guards: escape codes leaking into CI logs and pasted reports (STYLE lesson 7)."""
+    plain = cli("audit", "--te", "2.20.2", "--fa4", "4.0.0b36", "--out", str(tmp_path / "a"))
+    assert "\x1b[" not in plain.out + plain.err          # StringIO is not a terminal
+    forced = cli("audit", "--te", "2.20.2", "--fa4", "4.0.0b36", "--out", str(tmp_path / "b"),
+                 "--color", "always")
+    assert "\x1b[1;31mUNSAFE\x1b[0m" in forced.out
+    assert "\x1b[" not in (tmp_path / "b" / "audit.md").read_text()

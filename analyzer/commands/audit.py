@@ -74,7 +74,9 @@ def run(args, stdout, stderr) -> int:
         files, verdict, line = render_all(report), report.verdict, one_line(report)
         store_reports(key, files, verdict, line)
     paths = write_files(files, Path(args.out))
-    stdout.write(line + "\n")
+    from analyzer.progress import colour_verdicts, use_colour
+
+    stdout.write(colour_verdicts(line, use_colour(stdout, args.color)) + "\n")
     if not args.quiet:
         cached = " (from the cache: same inputs as an earlier audit)" if hit else ""
         stderr.write("wrote " + ", ".join(str(p) for p in paths) + cached + "\n")

@@ -57,7 +57,10 @@ def run(args, stdout, stderr) -> int:
     (out / "summary.md").write_text(
         "# fa4-audit summary\n\n" + "\n".join(f"- {ln}" for ln in lines) +
         "\n\nReports: `released/audit.md`, `patched/audit.md` (and .json, .sarif beside them).\n")
-    stdout.write("\n".join(lines) + "\n")
+    from analyzer.progress import colour_verdicts, use_colour
+
+    colour = use_colour(stdout, args.color)
+    stdout.write("\n".join(colour_verdicts(ln, colour) for ln in lines) + "\n")
     stdout.write(f"reports: {out}/released/audit.md, {out}/patched/audit.md\n")
     ran = released.verdict != "error" and patched.verdict != "error"
     return EXIT_CLEAN if ran else EXIT_ERROR
