@@ -451,14 +451,8 @@ def _adotted(e):
     return None
 
 
-def _key(e):
-    """A fact key: a Name or a dotted chain of names (``ctx.use_flash_attn_4``)."""
-    if isinstance(e, cst.Name):
-        return e.value
-    if isinstance(e, cst.Attribute):
-        b = _key(e.value)
-        return f"{b}.{e.attr.value}" if b else None
-    return None
+# A fact key: a Name or a dotted chain of names (``ctx.use_flash_attn_4``), else None.
+_key = _cdotted
 
 
 def _facts(test):
