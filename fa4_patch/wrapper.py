@@ -114,26 +114,29 @@ def wrap(fn):
 def _pair_wrapper(fn, pos):
     """``window_size=(L, R)`` entry points: the hot path of flash_attn(_varlen)_func.
 
-    A 2-tuple goes straight to :func:`normalize_pair` (its TypeError is re-raised by
-    :func:`normalize_window`, which names ``window_size[i]``); anything else goes through
-    :func:`normalize_window`.
+    A 2-tuple of plain ints / None is handled inline (no call at all when nothing is negative,
+    which is every genuine window); anything else -- bools, floats, lists, other containers --
+    goes through :func:`normalize_window`, which normalises it or raises the TypeError naming
+    ``window_size[i]``.
     """
     norm = normalize_window
-    pair = normalize_pair
     tup = tuple
+    int_ = int
+
+    def fix(w):
+        """The normalised window, or ``w`` itself when nothing changes."""
+        if w.__class__ is tup and len(w) == 2:
+            a, b = w
+            if (a is None or a.__class__ is int_) and (b is None or b.__class__ is int_):
+                if (a is not None and a < 0) or (b is not None and b < 0):
+                    return (None if a is None or a < 0 else a, None if b is None or b < 0 else b)
+                return w
+        return norm(w)
 
     if pos is None:
         def wrapper(*args, **kwargs):
             if "window_size" in kwargs:
-                w = kwargs["window_size"]
-                if w.__class__ is tup and len(w) == 2:
-                    try:
-                        kwargs["window_size"] = pair(w[0], w[1])
-                    except TypeError:
-                        norm(w)
-                        raise
-                else:
-                    kwargs["window_size"] = norm(w)
+                kwargs["window_size"] = fix(kwargs["window_size"])
             return fn(*args, **kwargs)
         return wrapper
 
@@ -142,25 +145,11 @@ def _pair_wrapper(fn, pos):
     def wrapper(*args, **kwargs):
         if len(args) > pos:
             w = args[pos]
-            if w.__class__ is tup and len(w) == 2:
-                try:
-                    n = pair(w[0], w[1])
-                except TypeError:
-                    norm(w)
-                    raise
-            else:
-                n = norm(w)
-            args = args[:pos] + (n,) + args[after:]
+            n = fix(w)
+            if n is not w:
+                args = args[:pos] + (n,) + args[after:]
         elif "window_size" in kwargs:
-            w = kwargs["window_size"]
-            if w.__class__ is tup and len(w) == 2:
-                try:
-                    kwargs["window_size"] = pair(w[0], w[1])
-                except TypeError:
-                    norm(w)
-                    raise
-            else:
-                kwargs["window_size"] = norm(w)
+            kwargs["window_size"] = fix(kwargs["window_size"])
         return fn(*args, **kwargs)
     return wrapper
 
