@@ -166,12 +166,24 @@ def _left_right_wrapper(fn, pos_left, pos_right):
                                     "window_size_right": pos_right})
     L, R = "window_size_left", "window_size_right"
 
+    int_ = int
+
     def wrapper(*args, **kwargs):
         if first is not None and len(args) > first:
             return general(*args, **kwargs)
         if L in kwargs:
             if R in kwargs:
-                kwargs[L], kwargs[R] = pair(kwargs[L], kwargs[R])
+                a = kwargs[L]
+                b = kwargs[R]
+                # plain ints / None inline (TE's own calls); anything else through the rule,
+                # which normalises int subclasses or raises the TypeError naming the side
+                if (a is None or a.__class__ is int_) and (b is None or b.__class__ is int_):
+                    if a is not None and a < 0:
+                        kwargs[L] = None
+                    if b is not None and b < 0:
+                        kwargs[R] = None
+                else:
+                    kwargs[L], kwargs[R] = pair(a, b)
             else:
                 kwargs[L] = pair(kwargs[L], None)[0]
         elif R in kwargs:
