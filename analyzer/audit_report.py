@@ -10,19 +10,18 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from analyzer.audit import AuditReport
+from analyzer import __version__
+from analyzer.audit import AUDIT_SCHEMA_VERSION, AuditReport
 
 VERDICT_WORD = {"safe": "SAFE", "unsafe": "UNSAFE", "error": "ERROR (could not analyse)"}
 
 
 def _sources_table(report: AuditReport) -> str:
     rows = [["TransformerEngine", report.te.spec, report.te.version or "unknown", report.te.origin, "-", "-"]]
-    variants = {}
-    if report.table is not None:
-        for f in report.table.to_json().get("fa4", []):
-            variants[f.get("spec")] = (f.get("variant", "?"), f.get("fingerprint", "?"))
+    columns = {c.spec: c for c in report.table.fa4} if report.table is not None else {}
     for s in report.fa4:
-        variant, fp = variants.get(s.spec, ("?", "?"))
+        col = columns.get(s.spec)
+        variant, fp = (col.variant, col.fingerprint) if col is not None else ("?", "?")
         rows.append(["flash-attn-4", s.spec, s.version or "unknown", s.origin, variant, fp])
     return tabulate(rows, headers=["package", "spec", "version", "origin", "resolver variant", "fingerprint"],
                     tablefmt="github", disable_numparse=True, missingval="-")
@@ -69,8 +68,7 @@ def render_markdown(report: AuditReport) -> str:
         from analyzer.gpu.report import render as gpu_render
 
         out += ["", "## GPU verification", "", gpu_render(report.gpu, "markdown").rstrip()]
-    out += ["", f"_fa4-audit {report.to_json()['tool_version']}, report schema "
-                f"{report.to_json()['schema_version']}_", ""]
+    out += ["", f"_fa4-audit {__version__}, report schema {AUDIT_SCHEMA_VERSION}_", ""]
     return "\n".join(out)
 
 

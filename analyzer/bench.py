@@ -38,7 +38,9 @@ def _floor(root: Path) -> tuple[float, int]:
 def _timed(cmd: list[str], env: dict) -> tuple[float, int, str]:
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    return time.perf_counter() - t0, proc.returncode, (proc.stdout + proc.stderr).strip().splitlines()[-1:][0] if (proc.stdout + proc.stderr).strip() else ""
+    took = time.perf_counter() - t0
+    lines = (proc.stdout + proc.stderr).strip().splitlines()
+    return took, proc.returncode, lines[-1] if lines else ""
 
 
 def main(argv=None) -> int:

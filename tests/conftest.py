@@ -36,3 +36,19 @@ def isolated_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("FA4_AUDIT_CACHE", str(d))
     monkeypatch.delenv("FA4_AUDIT_OFFLINE", raising=False)
     return d
+
+
+@pytest.fixture(scope="session")
+def te_2202():
+    """TE 2.20.2 as released, from the package index into the user cache."""
+    from analyzer import sources
+
+    return sources.resolve("te", "2.20.2")
+
+
+@pytest.fixture(scope="session")
+def patched_2202(te_2202, tmp_path_factory):
+    """A copy of TE 2.20.2 patched by the codemod, exactly as `make audit` patches it."""
+    from analyzer.audit import patched_copy
+
+    return patched_copy(te_2202, tmp_path_factory.mktemp("patched")).root

@@ -7,24 +7,12 @@ import shutil
 
 import pytest
 
-from analyzer import sources
 
 pytestmark = pytest.mark.network
 
 
-@pytest.fixture(scope="module")
-def te_2202():
-    return sources.resolve("te", "2.20.2")
 
 
-@pytest.fixture(scope="module")
-def patched_2202(te_2202, tmp_path_factory):
-    from fa4_patch import codemod
-
-    dest = tmp_path_factory.mktemp("patched")
-    shutil.copytree(te_2202.package_dir, dest / "transformer_engine")
-    codemod.write(dest, codemod.plan(dest))
-    return dest
 
 
 def _reports(out):

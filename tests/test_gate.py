@@ -7,13 +7,11 @@ name; the two must not clash)."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from analyzer import sources
 
 pytestmark = pytest.mark.network
 
@@ -30,19 +28,8 @@ def _gate(tmp_path, te: str, *extra: str, plugin_flag: bool = True):
     return proc.returncode, proc.stdout + proc.stderr
 
 
-@pytest.fixture(scope="module")
-def te_2202():
-    return sources.resolve("te", "2.20.2")
 
 
-@pytest.fixture(scope="module")
-def patched_2202(te_2202, tmp_path_factory):
-    from fa4_patch import codemod
-
-    dest = tmp_path_factory.mktemp("patched")
-    shutil.copytree(te_2202.package_dir, dest / "transformer_engine")
-    codemod.write(dest, codemod.plan(dest))
-    return dest
 
 
 def test_gate_fails_on_unpatched_release(tmp_path, te_2202):

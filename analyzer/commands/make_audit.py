@@ -33,7 +33,7 @@ def add_arguments(p):
 
 
 def run(args, stdout, stderr) -> int:
-    from analyzer.audit import patched_copy, resolve_inputs, run_audit
+    from analyzer.audit import patched_copy, reproduce_command, resolve_inputs, run_audit
     from analyzer.audit_report import one_line, write_reports
     from analyzer.progress import Progress
 
@@ -48,8 +48,8 @@ def run(args, stdout, stderr) -> int:
     try:
         patched = run_audit(patched_src.spec, fa4, strict=args.strict, progress=progress,
                             te_source=patched_src, fa4_sources=fa4_sources,
-                            command=f"python -m fa4_patch TE_DIR --write && "
-                                    f"{released.command.replace(args.te, 'TE_DIR', 1)}")
+                            command="python -m fa4_patch TE_DIR --write && "
+                                    + reproduce_command("TE_DIR", fa4, args.strict))
         write_reports(patched, out / "patched")
     finally:
         shutil.rmtree(patched_src.root.parent, ignore_errors=True)
