@@ -11,18 +11,23 @@ from typing import Literal
 
 from analyzer import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 
-Verdict = Literal["safe", "unsafe", "error"]
+# safe     -- every FA4-reaching call is proved right on every audited release;
+# unsafe   -- some call is broken: an emitted pair, a path and a release give a wrong band;
+# unknown  -- nothing is broken, but some call could not be proved (never safe: exit 1);
+# no-fa4   -- the tree provably never reaches FA4 (nothing to prove: exit 0, but not "safe");
+# error    -- the tool could not analyse something it needed (fail closed: exit 2).
+Verdict = Literal["safe", "unsafe", "unknown", "no-fa4", "error"]
 
-EXIT_FOR_VERDICT = {"safe": EXIT_CLEAN, "unsafe": EXIT_FINDINGS, "error": EXIT_ERROR}
+EXIT_FOR_VERDICT = {"safe": EXIT_CLEAN, "no-fa4": EXIT_CLEAN, "unsafe": EXIT_FINDINGS,
+                    "unknown": EXIT_FINDINGS, "error": EXIT_ERROR}
+
+_RANK = {"no-fa4": 0, "safe": 1, "unknown": 2, "unsafe": 3, "error": 4}
 
 
 def combine(*verdicts: Verdict) -> Verdict:
-    """error beats unsafe beats safe: the audit is only as sure as its weakest part."""
-    if "error" in verdicts:
-        return "error"
-    if "unsafe" in verdicts:
-        return "unsafe"
-    return "safe"
+    """error beats unsafe beats unknown beats safe beats no-fa4: the audit is only as sure as
+    its weakest part (an empty argument list is "no-fa4": nothing was there to prove)."""
+    return max(verdicts, key=_RANK.__getitem__, default="no-fa4")
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Literal
 
 from analyzer.model import Finding, Verdict, combine
 
@@ -59,6 +60,32 @@ class WindowSite:
         return d
 
 
+CallStatus = Literal["proved", "broken", "unknown"]
+
+
+@dataclass(frozen=True)
+class CallVerdict:
+    """One FA4-reaching call judged against one audited FA4 release (or resolver variant).
+
+    * proved  -- ``witness`` names the code that proves it (a behaviour-checked normaliser
+      between the call and FA4, or the exact set of pairs the call can pass, all right);
+    * broken  -- ``pairs`` lists the pairs the call can pass that this release turns into a
+      wrong band ("causal=True (-1, 0) -> LOCAL -1/0 (empty), intended CAUSAL"), ``witness``
+      the path the pair takes;
+    * unknown -- ``witness`` says what stopped the proof (a value from outside the tree, an
+      unknown callee that receives the kwargs, a non-constant dynamic import...).
+    """
+
+    release: str
+    status: CallStatus
+    witness: str
+    pairs: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"release": self.release, "status": self.status, "witness": self.witness,
+                "pairs": list(self.pairs)}
+
+
 @dataclass
 class FACall:
     """A call expression that can reach a FlashAttention entry point."""
@@ -79,11 +106,15 @@ class FACall:
     coverage_reason: str
     in_try_typeerror: bool = False
     via: tuple[str, ...] = ()
+    # the worst status over ``verdicts`` ("n/a" when the call does not reach FA4)
+    status: str = "n/a"
+    verdicts: tuple[CallVerdict, ...] = ()
 
     def to_json(self) -> dict:
         d = asdict(self)
         for k in ("entries", "versions", "bindings", "windows", "opaque_windows", "via"):
             d[k] = list(d[k])
+        d["verdicts"] = [v.to_json() for v in self.verdicts]
         return d
 
 
