@@ -11,10 +11,11 @@ The audited code is untrusted text. Before anything runs, its AST must pass an a
 * calls only to the top-level functions of the source and to ``allowed_names``;
 * bounded source size.
 
-What passes runs in a fresh ``python -I -S`` subprocess, with no builtins but the ones the
+What passes runs in a ``python -I -S`` subprocess, with no builtins but the ones the
 caller picks from :data:`SAFE_NAMES`, under ``RLIMIT_AS``/``RLIMIT_CPU`` and a wall-time
-limit. All calls of one function go to ONE subprocess; results come back as JSON with tuples
-kept as tuples.
+limit. One child serves a whole run (:class:`Sandbox`; started on first use, replaced after
+any failure), and an identical request is answered from memory; results come back as JSON
+with tuples kept as tuples.
 """
 
 from __future__ import annotations
@@ -51,10 +52,14 @@ class CallResult:
     value: Any = None
     error: str | None = None          # "AssertionError: msg" when the call raised
     warnings: list[str] = field(default_factory=list)
+    # True when the error was raised by the call itself -- the arguments did not bind to the
+    # function's parameters -- before any of the audited code ran: the caller's mistake, not
+    # the function's answer
+    in_call: bool = False
 
     def to_json(self) -> dict:
         return {"ok": self.ok, "value": _encode(self.value), "error": self.error,
-                "warnings": list(self.warnings)}
+                "warnings": list(self.warnings), "in_call": self.in_call}
 
 
 # ----------------------------------------------------------------------------- allowlist
@@ -235,15 +240,17 @@ def _decode(v):
 
 
 # The child program. It is trusted code; the audited source is compiled inside it with a
-# globals dict that holds only the chosen safe names and an empty __builtins__.
-_CHILD = r'''
-import json, resource, sys
-req = json.loads(sys.stdin.read())
-mem = req["memory_mb"] * 1024 * 1024
-resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-cpu = req["cpu_s"]
-resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+# globals dict that holds only the chosen safe names and an empty __builtins__. It serves one
+# request per line of stdin (one JSON object: source, function, calls, limits) and answers one
+# line, so one child serves a whole run. Every request gets fresh globals and a fresh warnings
+# stub; the audited code can reach nothing else (no attribute access but .warn, no builtins),
+# so nothing of one request survives into the next. The limits are set per request: address
+# space (RLIMIT_AS) to the request's memory, the CPU soft limit to the CPU used so far plus the
+# request's allowance (SIGXCPU ends the child); the parent enforces the wall-time limit.
+_CHILD = r"""
+import json, os, resource, sys
 sys.setrecursionlimit(200)
+import builtins
 
 def enc(v):
     if v is None or isinstance(v, (bool, int, float, str)):
@@ -271,75 +278,274 @@ class _Warnings:
     def warn(self, message, *args, **kwargs):
         self.log.append(str(message))
 
-import builtins
-stub = _Warnings()
-catalog = {n: getattr(builtins, n) for n in
-           ("isinstance", "int", "bool", "len", "min", "max", "abs", "tuple", "list", "str",
-            "float", "TypeError", "ValueError", "AssertionError")}
-catalog["warnings"] = stub
-g = {"__builtins__": {}, "__name__": "sandboxed"}
-for n in req["names"]:
-    g[n] = catalog[n]
-code = compile(req["source"], "<audited>", "exec", dont_inherit=True)
-exec(code, g)
-fn = g[req["func"]]
-out = []
-for args, kwargs in req["calls"]:
-    stub.log = []
+SAFE = {n: getattr(builtins, n) for n in
+        ("isinstance", "int", "bool", "len", "min", "max", "abs", "tuple", "list", "str",
+         "float", "TypeError", "ValueError", "AssertionError")}
+_, HARD_AS = resource.getrlimit(resource.RLIMIT_AS)
+_, HARD_CPU = resource.getrlimit(resource.RLIMIT_CPU)
+
+def cap(want, hard):
+    return want if hard == resource.RLIM_INFINITY else min(want, hard)
+
+def serve(req):
+    mem = req["memory_mb"] * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (cap(mem, HARD_AS), HARD_AS))
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    spent = int(used.ru_utime + used.ru_stime + 1)
+    resource.setrlimit(resource.RLIMIT_CPU, (cap(spent + req["cpu_s"], HARD_CPU), HARD_CPU))
+    stub = _Warnings()
+    g = {"__builtins__": {}, "__name__": "sandboxed"}
+    for n in req["names"]:
+        g[n] = stub if n == "warnings" else SAFE[n]
+    code = compile(req["source"], "<audited>", "exec", dont_inherit=True)
+    exec(code, g)
+    fn = g[req["func"]]
+    out = []
+    for args, kwargs in req["calls"]:
+        args, kwargs = dec(args), dec(kwargs)
+        stub.log = []
+        try:
+            value = fn(*args, **kwargs)
+            out.append({"ok": True, "value": enc(value), "error": None, "warnings": stub.log,
+                        "in_call": False})
+        except MemoryError:
+            raise
+        except Exception as exc:
+            # no frame below this one: the call itself failed (arguments that do not bind)
+            # before any audited code ran
+            tb = exc.__traceback__
+            out.append({"ok": False, "value": None, "in_call": tb is not None and tb.tb_next is None,
+                        "error": "%s: %s" % (type(exc).__name__, exc), "warnings": stub.log})
+    return {"results": out}
+
+for line in sys.stdin:
     try:
-        value = fn(*dec(args), **dec(kwargs))
-        out.append({"ok": True, "value": enc(value), "error": None, "warnings": stub.log})
+        answer = json.dumps(serve(json.loads(line)))
     except MemoryError:
-        sys.stdout.write(json.dumps({"fatal": "memory limit exceeded"}))
+        answer = None
+    if answer is None:
+        os.write(1, b'{"fatal": "memory limit exceeded"}\n')
         sys.exit(3)
-    except Exception as exc:
-        out.append({"ok": False, "value": None,
-                    "error": "%s: %s" % (type(exc).__name__, exc), "warnings": stub.log})
-sys.stdout.write(json.dumps({"results": out}))
-'''
+    data = (answer + "\n").encode()
+    while data:
+        data = data[os.write(1, data):]
+"""
+
+
+class Sandbox:
+    """One sandbox child process that serves every evaluation of a run, plus a memo of the
+    answers: the same request (source text, function, names, calls, limits) is evaluated once.
+
+    A child that times out, runs out of memory or CPU, or crashes is killed and discarded; the
+    next request starts a fresh one. Safe across ``fork``: a forked process never talks to its
+    parent's child. Used through :func:`run_function` (the process-wide instance), or directly:
+    ``with Sandbox() as sb: sb.run(...)``.
+    """
+
+    def __init__(self):
+        import threading
+        self._proc = None
+        self._owner = None
+        self._lock = threading.Lock()
+        self._memo: dict[str, list[CallResult]] = {}
+        self._stderr = None
+        self.started = 0            # children started (for tests and the benchmark)
+        self.requests = 0           # requests actually sent to a child
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- process management
+    def _alive(self) -> bool:
+        import os
+        if self._proc is not None and self._owner != os.getpid():
+            self._proc = None        # inherited through fork: the parent's, not ours
+            self._stderr = None
+        return self._proc is not None and self._proc.poll() is None
+
+    def _start(self):
+        import os
+        import tempfile
+        self._drop_stderr()
+        self._stderr = tempfile.TemporaryFile()
+        self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _CHILD],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=self._stderr, env={}, bufsize=0)
+        self._owner = os.getpid()
+        self.started += 1
+
+    def _kill(self) -> int | None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.kill()
+        rc = proc.wait()
+        for f in (proc.stdin, proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+        return rc
+
+    def close(self) -> None:
+        """End the child (idempotent). The memo is kept."""
+        with self._lock:
+            if self._alive():
+                try:
+                    self._proc.stdin.close()
+                    self._proc.wait(timeout=2)
+                except (OSError, subprocess.TimeoutExpired):
+                    pass
+            self._kill()
+            self._drop_stderr()
+
+    def _drop_stderr(self) -> None:
+        if self._stderr is not None:
+            try:
+                self._stderr.close()
+            except OSError:
+                pass
+            self._stderr = None
+
+    def _failure(self, rc) -> str:
+        err = b""
+        if self._stderr is not None:
+            try:
+                self._stderr.seek(0)
+                err = self._stderr.read()[-4000:]
+            except OSError:
+                pass
+        self._drop_stderr()
+        return _child_failure(subprocess.CompletedProcess([], rc if rc is not None else -9,
+                                                          "", err.decode(errors="replace")))
+
+    def _exchange(self, payload: str, timeout: float, func_name: str) -> dict:
+        import os
+        import select
+        import time
+        if not self._alive():
+            self._kill()
+            self._start()
+        self.requests += 1
+        proc = self._proc
+        try:
+            proc.stdin.write(payload.encode() + b"\n")
+        except (BrokenPipeError, OSError):
+            rc = self._kill()
+            raise SandboxFailed(f"evaluating {func_name!r} failed: {self._failure(rc)}") from None
+        fd = proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        buf = bytearray()
+        while not buf.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._kill()
+                raise SandboxFailed(f"evaluating {func_name!r} timed out after {timeout:g}s")
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:         # the child died
+                if buf:
+                    break
+                rc = self._kill()
+                raise SandboxFailed(f"evaluating {func_name!r} failed: {self._failure(rc)}")
+            buf += chunk
+        try:
+            data = json.loads(bytes(buf))
+        except ValueError:
+            self._kill()
+            raise SandboxFailed(f"evaluating {func_name!r}: unreadable result from the sandbox") from None
+        if "fatal" in data:
+            self._kill()
+            raise SandboxFailed(f"evaluating {func_name!r} failed: {data['fatal']}")
+        return data
+
+    # -- the API
+    def run(self, source: str, func_name: str, calls: list[tuple[tuple, dict]], *,
+            allowed_names: Iterable[str] = (), allowed_attrs: Iterable[str] = (),
+            timeout: float = 10.0, memory_mb: int = 512) -> list[CallResult]:
+        """See :func:`run_function`."""
+        import copy
+        import hashlib
+        allowed_names = sorted(set(allowed_names))
+        tree = check_source(source, allowed_names=allowed_names, allowed_attrs=allowed_attrs)
+        if func_name not in {s.name for s in tree.body if isinstance(s, ast.FunctionDef)}:
+            raise SandboxRefused(f"refused to evaluate: no top-level function {func_name!r} in the source")
+        clean = ast.unparse(tree)  # annotations stripped; what runs is exactly what was checked
+        try:
+            payload = json.dumps({
+                "source": clean, "func": func_name, "names": allowed_names,
+                "calls": [[_encode(tuple(a)), _encode(dict(k))] for a, k in calls],
+                "memory_mb": int(memory_mb), "cpu_s": max(1, int(timeout + 0.999)),
+            })
+        except TypeError as exc:
+            raise ValueError(str(exc)) from None
+        key = hashlib.sha256(payload.encode()).hexdigest()
+        with self._lock:
+            hit = self._memo.get(key)
+            if hit is None:
+                data = self._exchange(payload, timeout, func_name)
+                try:
+                    results = data["results"]
+                    hit = [CallResult(ok=r["ok"], value=_decode(r["value"]), error=r["error"],
+                                      warnings=list(r["warnings"]), in_call=bool(r["in_call"]))
+                           for r in results]
+                except (KeyError, TypeError, ValueError):
+                    self._kill()
+                    raise SandboxFailed(f"evaluating {func_name!r}: unreadable result from the sandbox") from None
+                if len(hit) != len(calls):
+                    raise SandboxFailed(f"evaluating {func_name!r}: {len(hit)} results for {len(calls)} calls")
+                self._memo[key] = hit
+        return copy.deepcopy(hit)
+
+    def run_many(self, jobs) -> list[list[CallResult]]:
+        """Batch form: ``jobs`` is a sequence of ``(source, func_name, calls, options)`` with
+        ``options`` the keyword arguments of :meth:`run`; returns one result list per job, in
+        order. All go to this instance's one child (and memo); the first refusal or failure
+        raises."""
+        return [self.run(src, fn, calls, **dict(opts)) for src, fn, calls, opts in jobs]
+
+
+_DEFAULT: Sandbox | None = None
+
+
+def default_sandbox() -> Sandbox:
+    """The process-wide :class:`Sandbox` that :func:`run_function` uses (ended at exit)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        import atexit
+        _DEFAULT = Sandbox()
+        atexit.register(_DEFAULT.close)
+    return _DEFAULT
 
 
 def run_function(source: str, func_name: str, calls: list[tuple[tuple, dict]], *,
                  allowed_names: Iterable[str] = (), allowed_attrs: Iterable[str] = (),
                  timeout: float = 10.0, memory_mb: int = 512) -> list[CallResult]:
-    """Run ``func_name`` from ``source`` on every ``(args, kwargs)`` in ``calls``, in one
-    sandboxed subprocess, and return one :class:`CallResult` per call, in order.
+    """Run ``func_name`` from ``source`` on every ``(args, kwargs)`` in ``calls`` in the
+    sandbox and return one :class:`CallResult` per call, in order.
 
     Raises :class:`SandboxRefused` before running anything when the source fails the
     allowlist (or ``func_name`` is not one of its top-level functions), and
     :class:`SandboxFailed` on timeout, memory or CPU exhaustion, or a crash.
+
+    Every call of a run goes to one sandbox child process (started on first use), and a
+    request identical to an earlier one is answered from memory; a call whose arguments do not
+    bind to the function comes back with ``in_call=True``.
     """
-    allowed_names = sorted(set(allowed_names))
-    tree = check_source(source, allowed_names=allowed_names, allowed_attrs=allowed_attrs)
-    if func_name not in {s.name for s in tree.body if isinstance(s, ast.FunctionDef)}:
-        raise SandboxRefused(f"refused to evaluate: no top-level function {func_name!r} in the source")
-    clean = ast.unparse(tree)  # annotations stripped; what runs is exactly what was checked
-    try:
-        payload = json.dumps({
-            "source": clean, "func": func_name, "names": allowed_names,
-            "calls": [[_encode(tuple(a)), _encode(dict(k))] for a, k in calls],
-            "memory_mb": int(memory_mb), "cpu_s": max(1, int(timeout + 0.999)),
-        })
-    except TypeError as exc:
-        raise ValueError(str(exc)) from None
-    cmd = [sys.executable, "-I", "-S", "-c", _CHILD]
-    try:
-        proc = subprocess.run(cmd, input=payload, capture_output=True, text=True,
-                              timeout=timeout, env={})
-    except subprocess.TimeoutExpired:
-        raise SandboxFailed(f"evaluating {func_name!r} timed out after {timeout:g}s") from None
-    if proc.returncode != 0:
-        why = _child_failure(proc)
-        raise SandboxFailed(f"evaluating {func_name!r} failed: {why}")
-    try:
-        data = json.loads(proc.stdout)
-        results = data["results"]
-    except (ValueError, KeyError, TypeError):
-        raise SandboxFailed(f"evaluating {func_name!r}: unreadable result from the sandbox") from None
-    if len(results) != len(calls):
-        raise SandboxFailed(f"evaluating {func_name!r}: {len(results)} results for {len(calls)} calls")
-    return [CallResult(ok=r["ok"], value=_decode(r["value"]), error=r["error"],
-                       warnings=list(r["warnings"])) for r in results]
+    return default_sandbox().run(source, func_name, calls, allowed_names=allowed_names,
+                                 allowed_attrs=allowed_attrs, timeout=timeout,
+                                 memory_mb=memory_mb)
+
+
+def run_functions(jobs) -> list[list[CallResult]]:
+    """Batch form of :func:`run_function` (see :meth:`Sandbox.run_many`)."""
+    return default_sandbox().run_many(jobs)
 
 
 def _child_failure(proc: subprocess.CompletedProcess) -> str:

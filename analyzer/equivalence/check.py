@@ -30,7 +30,7 @@ def _outcome(fn, args) -> tuple:
 
 
 def _real_outcomes(e: Extracted, inputs) -> list[tuple]:
-    results = e.run([(tuple(a), {}) for a in inputs])
+    results = e.evaluate([tuple(a) for a in inputs])
     out = []
     for r in results:
         if r.ok:

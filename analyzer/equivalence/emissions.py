@@ -88,7 +88,7 @@ def te_emissions(te: Extracted | None) -> list[Emission]:
                     value, ok, err = None, False, f"{type(exc).__name__}: {exc}"
             out.append(_emission(mask, w, ok, value, err, [str(c.message) for c in caught]))
         return out
-    results = te.run([((m, w), {}) for m, w in calls])
+    results = te.evaluate([(m, w) for m, w in calls])
     for (mask, w), r in zip(calls, results):
         raise_if_environment_error(f"{te.path}:{te.line}: {te.name}", (mask, w), r)
         out.append(_emission(mask, w, r.ok, r.value, r.error, r.warnings))

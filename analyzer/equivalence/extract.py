@@ -1,15 +1,35 @@
 """Find the window-resolution rule in a FA4 tree and ``check_set_window_size`` in a TE tree.
 
-Found by structure with libcst, never by line number:
+Found by structure with the stdlib ``ast``, never by line number (the fingerprint is an ``ast``
+dump, so nothing here needs libcst's round-trip fidelity; ``ast`` parses ~10x faster):
 
 * FA4: in ``flash_attn/cute/`` take the entry points ``_flash_attn_fwd`` and ``_flash_attn_bwd``.
-  In each, the statement ``a, b, c, d = CALLEE(...)`` whose call passes the window parameters
-  names the resolver, whatever it is called; its ``def`` is then looked up anywhere under
-  ``flash_attn/cute/`` (module level, nested in the caller, a static method), together with
-  the module-level helpers it calls. When an entry point has no such call (4.0.0b3-b4), the
-  run of consecutive statements that only touch ``causal``, ``local``, the window sides and
-  ``mask_mod`` and that assigns ``local`` is lifted into a function of its own.
-* TE: ``def check_set_window_size`` anywhere under ``transformer_engine/``.
+  In each, the statement ``causal, local, window_size_left, window_size_right = CALLEE(...)``
+  whose call passes the window parameters names the resolver, whatever it is called. CALLEE is
+  then followed the way Python looks it up when the entry point runs:
+
+  - a ``def`` of that name nested in the entry point;
+  - else the name's **last** module-level binding in the entry point's module (a later ``def``
+    or a rebinding ``CALLEE = other`` replaces an earlier ``def``; an import follows into the
+    imported module, where the same rule applies; a conditional or opaque rebinding, or a
+    ``global`` statement for the name, is an error: it cannot be told which function runs);
+  - ``module.CALLEE`` follows ``module`` when it is imported from inside the tree;
+  - only a name the module does not bind at all (a ``*`` import, a static method) falls back
+    to a unique definition by name anywhere under ``flash_attn/cute/``.
+
+  The module-level helpers the resolver calls come with it (their last binding too). When an
+  entry point has no such call (4.0.0b3-b4), the run of consecutive statements that only touch
+  ``causal``, ``local``, the window sides and ``mask_mod`` and that assigns ``local`` is lifted
+  into a function of its own.
+* The resolver is evaluated the way the entry point calls it: the call's own positional and
+  keyword arguments, with the entry point's ``causal`` / ``window_size_left`` /
+  ``window_size_right`` taking the audited values, ``mask_mod`` None (TE never passes one) and
+  literal arguments as written. Any other argument, a ``*``/``**`` splat, or a call that does not
+  fit the resolver's signature is an :class:`AuditError` (exit 2), never a table cell. Forward
+  and backward share one result ("shared") only when they call the same ``def`` with the same
+  bound arguments.
+* TE: ``def check_set_window_size`` anywhere under ``transformer_engine/``, called as
+  ``check_set_window_size(attn_mask_type, window_size)``.
 
 Each result carries a fingerprint: the SHA-256 (16 hex digits) of a normalised form -- the
 ``ast`` dump with docstrings, comments, annotations and formatting gone and the function's
@@ -22,24 +42,26 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import inspect
 import json
 import re
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-
-import libcst as cst
 
 import transcriptions
 from analyzer.errors import AuditError
-from analyzer.sandbox import SandboxFailed, SandboxRefused, run_function
+from analyzer.sandbox import CallResult, SandboxFailed, SandboxRefused, run_function
 from analyzer.sources import cache_dir, iter_py_files
 
-SCHEMA = 4  # bump when extraction or fingerprinting changes (invalidates the cache)
+SCHEMA = 5  # bump when extraction or fingerprinting changes (invalidates the cache)
 
 ENTRY_POINTS = ("_flash_attn_fwd", "_flash_attn_bwd")
 WINDOW_PARAMS = ("causal", "window_size_left", "window_size_right")
+RESULT_NAMES = ("causal", "local", "window_size_left", "window_size_right")
 INLINE_NAMES = frozenset({"causal", "local", "window_size_left", "window_size_right", "mask_mod"})
+# Entry-point parameters the evaluation fixes, with the value used: TE never passes them.
+FIXED_PARAMS = {"mask_mod": None}
 # Decorators that leave a function's results unchanged; anything else is refused.
 INERT_DECORATORS = frozenset({"functools.lru_cache", "lru_cache", "functools.cache", "cache",
                               "staticmethod"})
@@ -49,6 +71,13 @@ FA4_NAMES = ("isinstance", "int", "bool", "AssertionError", "ValueError", "TypeE
 TE_NAMES = ("warnings", "isinstance", "int", "len", "tuple", "list",
             "AssertionError", "ValueError", "TypeError")
 TE_ATTRS = ("warn",)
+
+# A call template says how the extracted function is called on one audited input (a tuple:
+# (causal, left, right) for FA4, (attn_mask_type, window_size) for TE). Each argument is an
+# int (that position of the input) or ("const", value) (a literal the entry point passes).
+FA4_POSITIONAL = (0, 1, 2)
+TE_POSITIONAL = (0, 1)
+_SLOT_OF_NAME = {"causal": 0, "window_size_left": 1, "window_size_right": 2}
 
 
 @dataclass(frozen=True)
@@ -67,6 +96,10 @@ class Extracted:
     variant: str         # the registry's name, or "new"
     decorators: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    # how the tree calls it: positional and keyword arguments (see FA4_POSITIONAL); None means
+    # every input value positionally, in order
+    call_args: tuple | None = None
+    call_kwargs: tuple = ()          # ((keyword, argument), ...)
 
     @property
     def transcription(self) -> transcriptions.Transcription | None:
@@ -83,8 +116,34 @@ class Extracted:
                 "variant": self.variant, "decorators": list(self.decorators),
                 "notes": list(self.notes)}
 
-    def run(self, calls: list[tuple[tuple, dict]]) -> list:
-        """Evaluate this function in the sandbox on ``calls``; refusals and failures are
+    def call_for(self, values: tuple) -> tuple[tuple, dict]:
+        """``(args, kwargs)`` that call this function on one audited input, the way the tree
+        calls it."""
+        if self.call_args is None:
+            return tuple(values), {}
+
+        def arg(a):
+            return values[a] if isinstance(a, int) else a[1]
+
+        return (tuple(arg(a) for a in self.call_args),
+                {k: arg(a) for k, a in self.call_kwargs})
+
+    def evaluate(self, inputs: list[tuple]) -> list[CallResult]:
+        """Evaluate on audited inputs (see :meth:`call_for`), in the sandbox. A call the
+        function cannot even accept (an argument binding error: the tool's own call is wrong,
+        not the audited rule) raises AuditError instead of coming back as a result."""
+        results = self.run([self.call_for(v) for v in inputs])
+        for v, r in zip(inputs, results):
+            if r.in_call:
+                args, kwargs = self.call_for(v)
+                shown = ", ".join([*map(repr, args), *(f"{k}={x!r}" for k, x in kwargs.items())])
+                raise AuditError(f"{self.path}:{self.line} {self.name}: the audit's own call "
+                                 f"{self.func_name}({shown}) failed before the function ran: "
+                                 f"{r.error}; the call does not fit its signature")
+        return results
+
+    def run(self, calls: list[tuple[tuple, dict]]) -> list[CallResult]:
+        """Evaluate this function in the sandbox on raw ``calls``; refusals and failures are
         re-raised naming where the function lives in the audited tree."""
         names, attrs = (FA4_NAMES, ()) if self.kind == "fa4-resolver" else (TE_NAMES, TE_ATTRS)
         try:
@@ -95,12 +154,32 @@ class Extracted:
             msg = str(exc).replace("line ", "line-in-function ", 1) if "(" in str(exc) else str(exc)
             raise type(exc)(f"{where}: {msg}") from None
 
+    def cache_json(self) -> dict:
+        return {"meta": self.to_json(), "source": self.source, "func_name": self.func_name,
+                "call_args": None if self.call_args is None else [_arg_json(a) for a in self.call_args],
+                "call_kwargs": [[k, _arg_json(a)] for k, a in self.call_kwargs]}
+
     @classmethod
-    def from_json(cls, d: dict, source: str, func_name: str) -> "Extracted":
+    def from_json(cls, d: dict, source: str, func_name: str, call_args=None,
+                  call_kwargs=()) -> "Extracted":
         return cls(kind=d["kind"], role=d["role"], form=d["form"], name=d["name"], path=d["path"],
                    line=d["line"], source=source, func_name=func_name,
                    fingerprint=d["fingerprint"], variant=d["variant"],
-                   decorators=tuple(d["decorators"]), notes=tuple(d["notes"]))
+                   decorators=tuple(d["decorators"]), notes=tuple(d["notes"]),
+                   call_args=None if call_args is None else tuple(_arg_from_json(a) for a in call_args),
+                   call_kwargs=tuple((k, _arg_from_json(a)) for k, a in call_kwargs))
+
+
+def _arg_json(a):
+    return a if isinstance(a, int) else {"const": a[1]}
+
+
+def _arg_from_json(a):
+    if isinstance(a, int) and not isinstance(a, bool):
+        return a
+    if isinstance(a, dict) and set(a) == {"const"}:
+        return ("const", a["const"])
+    raise ValueError(f"malformed call argument {a!r}")
 
 
 # ----------------------------------------------------------------------------- fingerprint
@@ -167,82 +246,112 @@ def name_variant(fp: str, kind: str) -> str:
     return t.name if t is not None else "new"
 
 
-# ----------------------------------------------------------------------------- libcst helpers
+# ----------------------------------------------------------------------------- ast helpers
 
-_EMPTY = cst.Module(body=[])
-
-
-def _code(node: cst.CSTNode) -> str:
-    return _EMPTY.code_for_node(node)
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+             ast.TryStar)
+_DEF = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _dotted(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
+def _dotted(expr: ast.AST) -> str | None:
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
         base = _dotted(expr.value)
-        return f"{base}.{expr.attr.value}" if base else None
-    if isinstance(expr, cst.Call):
+        return f"{base}.{expr.attr}" if base else None
+    if isinstance(expr, ast.Call):
         return _dotted(expr.func)
     return None
 
 
+def _sub_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists directly inside a compound statement (elif chains are nested Ifs
+    in ``orelse``)."""
+    out = [stmt.body]
+    orelse = getattr(stmt, "orelse", None)
+    if orelse:
+        out.append(orelse)
+    for h in getattr(stmt, "handlers", ()) or ():
+        out.append(h.body)
+    fin = getattr(stmt, "finalbody", None)
+    if fin:
+        out.append(fin)
+    return out
+
+
 @dataclass
 class _Def:
-    node: cst.FunctionDef
+    node: ast.FunctionDef
     path: str
     line: int
-    module: cst.Module
+    module: ast.Module
     outer: tuple[str, ...]        # enclosing function / class names
     in_class: bool
 
 
 def _walk_defs(body, outer: tuple[str, ...], in_class: bool, out: list) -> None:
-    """Every FunctionDef reachable through statement bodies (not expressions), in document
-    order, with its enclosing def/class names. Much cheaper than a full CST visit."""
+    """Every def reachable through statement bodies (not expressions), in document order,
+    with its enclosing def/class names."""
     for stmt in body:
-        if isinstance(stmt, cst.FunctionDef):
+        if isinstance(stmt, _DEF):
             out.append((stmt, outer, in_class))
-            _walk_defs(_block(stmt.body), outer + (stmt.name.value,), False, out)
-        elif isinstance(stmt, cst.ClassDef):
-            _walk_defs(_block(stmt.body), outer + (stmt.name.value,), True, out)
-        elif isinstance(stmt, (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar)):
-            for blk in _sub_blocks(stmt):
-                _walk_defs(_block(blk), outer, in_class, out)
+            _walk_defs(stmt.body, outer + (stmt.name,), False, out)
+        elif isinstance(stmt, ast.ClassDef):
+            _walk_defs(stmt.body, outer + (stmt.name,), True, out)
+        elif isinstance(stmt, _COMPOUND):
+            for blk in _sub_bodies(stmt):
+                _walk_defs(blk, outer, in_class, out)
 
 
-def _block(suite) -> list:
-    return list(suite.body) if isinstance(suite, cst.IndentedBlock) else []
+def _split_lines(text: str) -> list[str]:
+    """Lines as the tokenizer counts them (\\r\\n, \\r, \\n), ends kept."""
+    out, start = [], 0
+    for m in re.finditer(r"\r\n|\r|\n", text):
+        out.append(text[start:m.end()])
+        start = m.end()
+    if start < len(text):
+        out.append(text[start:])
+    return out
 
 
-def _sub_blocks(stmt) -> list:
-    blocks = [stmt.body]
-    orelse = getattr(stmt, "orelse", None)
-    while orelse is not None:
-        blocks.append(orelse.body)
-        orelse = getattr(orelse, "orelse", None) if isinstance(orelse, cst.If) else None
-    for h in getattr(stmt, "handlers", ()) or ():
-        blocks.append(h.body)
-    fin = getattr(stmt, "finalbody", None)
-    if fin is not None:
-        blocks.append(fin.body)
-    return blocks
+class _File:
+    """One parsed file: its text, lines and ``ast``."""
 
+    def __init__(self, rel: str, text: str, tree: ast.Module):
+        self.rel = rel
+        self.text = text
+        self.tree = tree
+        self._lines: list[str] | None = None
+        self.globals: dict[str, ast.AST] | None = None
 
-def _def_lines(text: str, name: str) -> list[int]:
-    pat = re.compile(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+{re.escape(name)}\b")
-    return [i for i, ln in enumerate(text.splitlines(), 1) if pat.match(ln)]
+    def segment(self, first: ast.AST, last: ast.AST | None = None) -> str:
+        """Source text from ``first``'s start to ``last``'s end (default ``first``'s), the
+        first line padded to its column so that ``textwrap.dedent`` lines it up. Column
+        offsets are UTF-8 byte offsets."""
+        if self._lines is None:
+            self._lines = _split_lines(self.text)
+        last = last or first
+        lines = self._lines
+        lo, hi = first.lineno - 1, last.end_lineno - 1
+        col, end_col = first.col_offset, last.end_col_offset
+        head = lines[lo].encode()
+        pad = re.sub(r"[^\t\f ]", " ", head[:col].decode(errors="replace"))
+        if lo == hi:
+            return pad + head[col:end_col].decode()
+        tail = lines[hi].encode()[:end_col].decode()
+        return pad + head[col:].decode() + "".join(lines[lo + 1:hi]) + tail
 
 
 class _Tree:
-    """Lazily parsed .py files under one folder, with a byte prefilter before libcst."""
+    """Lazily parsed .py files under one folder, with a byte prefilter before ``ast``."""
 
     def __init__(self, root: Path, sub: str):
         self.root = root
         self.files = list(iter_py_files(root, sub))
         self._text: dict[Path, str] = {}
-        self._mod: dict[Path, cst.Module] = {}
+        self._parsed: dict[Path, _File] = {}
         self._defs: dict[Path, list] = {}
+        self._by_rel: dict[str, Path] | None = None
 
     def text(self, p: Path) -> str:
         if p not in self._text:
@@ -252,17 +361,39 @@ class _Tree:
                 raise AuditError(f"{self.rel(p)}: cannot read ({exc})") from None
         return self._text[p]
 
-    def module(self, p: Path) -> cst.Module:
-        if p not in self._mod:
+    def parsed(self, p: Path) -> _File:
+        if p not in self._parsed:
+            text = self.text(p)
             try:
-                self._mod[p] = cst.parse_module(self.text(p))
-            except cst.ParserSyntaxError as exc:
+                tree = ast.parse(text, filename=self.rel(p))
+            except SyntaxError as exc:
                 raise AuditError(f"{self.rel(p)}: does not parse "
-                                 f"(line {exc.raw_line}: {exc.message})") from None
-        return self._mod[p]
+                                 f"(line {exc.lineno}: {exc.msg})") from None
+            except ValueError as exc:  # null bytes
+                raise AuditError(f"{self.rel(p)}: does not parse ({exc})") from None
+            self._parsed[p] = _File(self.rel(p), text, tree)
+        return self._parsed[p]
+
+    def module(self, p: Path) -> ast.Module:
+        return self.parsed(p).tree
 
     def rel(self, p: Path) -> str:
         return p.relative_to(self.root).as_posix()
+
+    def by_rel(self, rel: str) -> Path | None:
+        if self._by_rel is None:
+            self._by_rel = {self.rel(p): p for p in self.files}
+        return self._by_rel.get(rel)
+
+    def all_defs(self, p: Path) -> list:
+        if p not in self._defs:
+            found: list = []
+            _walk_defs(self.module(p).body, (), False, found)
+            self._defs[p] = found
+        return self._defs[p]
+
+    def make_def(self, p: Path, node, outer=(), in_class=False) -> _Def:
+        return _Def(node, self.rel(p), node.lineno, self.module(p), tuple(outer), in_class)
 
     def defs(self, name: str) -> list[_Def]:
         out = []
@@ -271,15 +402,9 @@ class _Tree:
             text = self.text(p)
             if f"def {name}" not in text or not needle.search(text):
                 continue
-            if p not in self._defs:
-                found: list = []
-                _walk_defs(self.module(p).body, (), False, found)
-                self._defs[p] = found
-            hits = [f for f in self._defs[p] if f[0].name.value == name]
-            lines = _def_lines(text, name)
-            for i, (node, outer, in_class) in enumerate(hits):
-                line = lines[i] if i < len(lines) else 0
-                out.append(_Def(node, self.rel(p), line, self.module(p), outer, in_class))
+            for node, outer, in_class in self.all_defs(p):
+                if node.name == name:
+                    out.append(self.make_def(p, node, outer, in_class))
         return out
 
     def digest(self) -> str:
@@ -290,51 +415,236 @@ class _Tree:
         return h.hexdigest()
 
 
+# ----------------------------------------------------------------------------- names in code
+
+def _names_in(node: ast.AST) -> set[str]:
+    """Every identifier spelled in ``node`` except attribute names: variables, keyword-argument
+    names, def/class/parameter names, import and ``global`` names, handler names."""
+    out: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.keyword):
+            if n.arg is not None:
+                out.add(n.arg)
+        elif isinstance(n, (*_DEF, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+        elif isinstance(n, ast.alias):
+            out.add(n.name.split(".")[0])
+            if n.asname:
+                out.add(n.asname)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            out.update(n.names)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.add(n.name)
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            out.add(n.name)
+    return out
+
+
+def _assigned_names(node: ast.AST) -> set[str]:
+    """Names spelled in the targets of every assignment in ``node``."""
+    out: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                out |= _names_in(t)
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
+            out |= _names_in(n.target)
+    return out
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` (searched without entering function or class bodies) binds ``name``."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (*_DEF, ast.ClassDef)):
+            if n.name == name:
+                return True
+            todo.extend(n.decorator_list)
+            continue
+        if isinstance(n, ast.Lambda):
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and n.id == name:
+            return True
+        if isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name:
+            return True
+        if isinstance(n, ast.ExceptHandler) and n.name == name:
+            return True
+        if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name == name:
+            return True
+        todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _called_names(fn: ast.AST) -> set[str]:
+    return {n.func.id for n in ast.walk(fn)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+
+
+# ----------------------------------------------------------------------------- bindings
+
+def _import_target(stmt: ast.ImportFrom, path: str) -> str | None:
+    """The '/'-separated module path ``from M import ...`` in ``path`` refers to."""
+    pkg = path.rsplit("/", 1)[0] if "/" in path else ""
+    mod = stmt.module
+    if stmt.level:
+        base = pkg.split("/") if pkg else []
+        base = base[: len(base) - (stmt.level - 1)] if stmt.level > 1 else base
+        return "/".join(base + (mod.split(".") if mod else []))
+    return mod.replace(".", "/") if mod else None
+
+
+def _module_files(target: str) -> tuple[str, str]:
+    return f"{target}.py", f"{target}/__init__.py"
+
+
+_GLOBAL_STMT = re.compile(r"(?:^|[;:])[ \t]*(?:global|nonlocal)\b", re.MULTILINE)
+
+
+def _has_global(f: "_File", name: str) -> ast.AST | None:
+    """A ``global``/``nonlocal`` statement naming ``name`` anywhere in the file. A statement
+    starts a line or follows ``;`` / ``:``; only a file whose text has one is walked."""
+    if f.globals is None:
+        f.globals = {}
+        if _GLOBAL_STMT.search(f.text):
+            for n in ast.walk(f.tree):
+                if isinstance(n, (ast.Global, ast.Nonlocal)):
+                    for x in n.names:
+                        f.globals.setdefault(x, n)
+    return f.globals.get(name)
+
+
+def _last_binding(body: list[ast.stmt], name: str) -> tuple[int, ast.stmt] | None:
+    """The last statement of ``body`` that binds ``name`` at this level (index, statement)."""
+    found = None
+    for i, stmt in enumerate(body):
+        if _binds(stmt, name):
+            found = (i, stmt)
+    return found
+
+
+class _Unresolved(Exception):
+    """The name is not bound at module level (not an error by itself)."""
+
+
+def _resolve_module_name(tree: _Tree, p: Path, name: str, *, upto: int | None = None,
+                         depth: int = 0, why: str = "") -> tuple[Path, ast.AST]:
+    """The def (or module, as ``(path, Module)``) that module-level ``name`` in file ``p`` is
+    bound to when the module has finished running (or before statement ``upto``): the last
+    binding wins. Raises _Unresolved when the module does not bind it, AuditError when the
+    binding cannot be followed."""
+    if depth > 8:
+        raise AuditError(f"{tree.rel(p)}: {name} is re-bound through more than 8 aliases or imports")
+    f = tree.parsed(p)
+    body = f.tree.body if upto is None else f.tree.body[:upto]
+    g = _has_global(f, name)
+    if g is not None:
+        raise AuditError(f"{f.rel}:{g.lineno}: a function rebinds the module-level {name} "
+                         f"('{type(g).__name__.lower()} {name}'); cannot tell which function "
+                         f"{why or name} is at run time")
+    hit = _last_binding(body, name)
+    if hit is None:
+        raise _Unresolved(name)
+    index, stmt = hit
+    where = f"{f.rel}:{stmt.lineno}"
+    if isinstance(stmt, _DEF) and stmt.name == name:
+        return p, stmt
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if (len(targets) == 1 and isinstance(targets[0], ast.Name) and targets[0].id == name
+                and stmt.value is not None):
+            if isinstance(stmt.value, ast.Name):
+                try:
+                    return _resolve_module_name(tree, p, stmt.value.id, upto=index,
+                                                depth=depth + 1, why=why)
+                except _Unresolved:
+                    raise AuditError(f"{where}: {name} = {stmt.value.id}, but {stmt.value.id} is "
+                                     f"not defined before it in {f.rel}") from None
+            if isinstance(stmt.value, ast.Attribute) and isinstance(stmt.value.value, ast.Name):
+                mod_p, mod = _resolve_module_name(tree, p, stmt.value.value.id, upto=index,
+                                                  depth=depth + 1, why=why)
+                if isinstance(mod, ast.Module):
+                    try:
+                        return _resolve_module_name(tree, mod_p, stmt.value.attr,
+                                                    depth=depth + 1, why=why)
+                    except _Unresolved:
+                        pass
+        raise AuditError(f"{where}: {name} is rebound to {ast.unparse(stmt.value) if stmt.value else '?'}"
+                         f" at module level; cannot tell which function {why or name} is")
+    if isinstance(stmt, ast.ImportFrom):
+        for a in stmt.names:
+            if (a.asname or a.name) != name:
+                continue
+            target = _import_target(stmt, f.rel)
+            if target is None or a.name == "*":
+                break
+            sub = (tree.by_rel(f"{target}/{a.name}.py")
+                   or tree.by_rel(f"{target}/{a.name}/__init__.py"))
+            if sub is not None:                    # from pkg import module
+                return sub, tree.module(sub)
+            for rel in _module_files(target):
+                q = tree.by_rel(rel)
+                if q is not None:
+                    try:
+                        return _resolve_module_name(tree, q, a.name, depth=depth + 1, why=why)
+                    except _Unresolved:
+                        raise AuditError(f"{where}: imports {a.name} from {rel}, which does not "
+                                         f"define it at module level") from None
+            raise AuditError(f"{where}: {name} is imported from {stmt.module or '.'} outside the "
+                             f"audited tree; cannot evaluate it")
+    if isinstance(stmt, ast.Import):
+        for a in stmt.names:
+            if a.asname == name:
+                q = tree.by_rel(_module_files(a.name.replace(".", "/"))[0]) or \
+                    tree.by_rel(_module_files(a.name.replace(".", "/"))[1])
+                if q is not None:
+                    return q, tree.module(q)
+    kind = "conditionally" if isinstance(stmt, (*_COMPOUND, ast.Match)) else "by this statement"
+    raise AuditError(f"{where}: {name} is (re)bound {kind} at module level; cannot tell which "
+                     f"function {why or name} is at run time")
+
+
 # ----------------------------------------------------------------------------- evaluable text
 
-def _decorator_names(fn: cst.FunctionDef) -> tuple[str, ...]:
-    return tuple(_dotted(d.decorator) or _code(d.decorator) for d in fn.decorators)
+def _decorator_names(fn: ast.FunctionDef) -> tuple[str, ...]:
+    return tuple(_dotted(d) or ast.unparse(d) for d in fn.decorator_list)
 
 
-def _plain_def(fn: cst.FunctionDef) -> str:
+def _plain_def(tree: _Tree, d: _Def) -> str:
     """The def's text, dedented, without decorators (checked by the caller)."""
-    return textwrap.dedent(_code(fn.with_changes(decorators=[],
-                                                 leading_lines=[]))).strip() + "\n"
+    f = tree.parsed(tree.by_rel(d.path))
+    return textwrap.dedent(f.segment(d.node)).strip() + "\n"
 
 
-def _called_names(fn: cst.FunctionDef) -> set[str]:
-    names: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, node):
-            if isinstance(node.func, cst.Name):
-                names.add(node.func.value)
-
-    fn.visit(V())
-    return names
-
-
-def _module_level_defs(module: cst.Module) -> dict[str, cst.FunctionDef]:
-    return {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
-
-
-def _with_helpers(d: _Def) -> tuple[str, list[str]]:
-    """The def's text followed by the module-level helpers it calls (transitively)."""
-    top = _module_level_defs(d.module)
-    parts = [_plain_def(d.node)]
-    seen = {d.node.name.value}
+def _with_helpers(tree: _Tree, d: _Def) -> tuple[str, list[str]]:
+    """The def's text followed by the module-level helpers it calls (transitively), each the
+    last binding of its name in the module."""
+    p = tree.by_rel(d.path)
+    parts = [_plain_def(tree, d)]
+    seen = {d.node.name}
     notes = []
     todo = sorted(_called_names(d.node))
     while todo:
         n = todo.pop(0)
-        if n in seen or n not in top:
+        if n in seen:
             continue
         seen.add(n)
-        helper = top[n]
-        if helper.decorators:
-            raise AuditError(f"{d.path}: helper {n!r} of {d.node.name.value!r} is decorated "
+        try:
+            hp, helper = _resolve_module_name(tree, p, n, why=f"helper {n!r} of {d.node.name!r}")
+        except _Unresolved:
+            continue  # a builtin (or undefined: the sandbox refuses free names)
+        if hp != p or not isinstance(helper, _DEF) or helper.name != n:
+            raise AuditError(f"{d.path}: helper {n!r} of {d.node.name!r} is not a plain def "
+                             f"of this module (it is bound to {getattr(helper, 'name', 'a module')}"
+                             f" in {tree.rel(hp)}); cannot evaluate it")
+        if helper.decorator_list:
+            raise AuditError(f"{d.path}: helper {n!r} of {d.node.name!r} is decorated "
                              f"({', '.join(_decorator_names(helper))}); cannot evaluate it")
-        parts.append(_plain_def(helper))
+        parts.append(_plain_def(tree, tree.make_def(hp, helper)))
         notes.append(f"helper {n} included")
         todo.extend(sorted(_called_names(helper)))
     return "\n\n".join(parts), notes
@@ -348,13 +658,12 @@ _INERT_ORIGIN = {"lru_cache": ("functools", "lru_cache"), "cache": ("functools",
                  "staticmethod": None}
 
 
-def _decorator_origin_ok(module: cst.Module, spelled: str) -> bool:
+def _decorator_origin_ok(tree: ast.Module, spelled: str) -> bool:
     """True when ``spelled`` provably names the stdlib decorator in this module: every binding
     of its head name anywhere in the module (defs, classes, assignments, imports, at any depth)
     is the expected import. A module-local ``def lru_cache`` is not trusted by its name."""
     head = spelled.split(".")[0]
     want = _INERT_ORIGIN[spelled]
-    tree = ast.parse(module.code)
     bound_ok = False
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == head:
@@ -383,46 +692,94 @@ def _check_decorators(d: _Def) -> tuple[str, ...]:
     decos = _decorator_names(d.node)
     bad = [x for x in decos if x not in INERT_DECORATORS or not _decorator_origin_ok(d.module, x)]
     if bad:
-        raise AuditError(f"{d.path}:{d.line}: {d.node.name.value} is decorated with "
+        raise AuditError(f"{d.path}:{d.line}: {d.node.name} is decorated with "
                          f"{', '.join(bad)}; its effect on the result cannot be evaluated",
                          hint="only functools.cache/lru_cache/staticmethod are known to be inert")
     if d.in_class and "staticmethod" not in decos:
-        raise AuditError(f"{d.path}:{d.line}: {d.node.name.value} is a method; cannot evaluate it alone")
+        raise AuditError(f"{d.path}:{d.line}: {d.node.name} is a method; cannot evaluate it alone")
     return decos
+
+
+# ----------------------------------------------------------------------------- call binding
+
+def _signature(fn: ast.FunctionDef) -> inspect.Signature:
+    """The def's signature, defaults kept as ``ast`` nodes."""
+    P = inspect.Parameter
+    a = fn.args
+    pos = [*a.posonlyargs, *a.args]
+    defaults = [None] * (len(pos) - len(a.defaults)) + list(a.defaults)
+    params = []
+    for i, (arg, dflt) in enumerate(zip(pos, defaults)):
+        kind = P.POSITIONAL_ONLY if i < len(a.posonlyargs) else P.POSITIONAL_OR_KEYWORD
+        params.append(P(arg.arg, kind, default=P.empty if dflt is None else dflt))
+    if a.vararg is not None:
+        params.append(P(a.vararg.arg, P.VAR_POSITIONAL))
+    for arg, dflt in zip(a.kwonlyargs, a.kw_defaults):
+        params.append(P(arg.arg, P.KEYWORD_ONLY, default=P.empty if dflt is None else dflt))
+    if a.kwarg is not None:
+        params.append(P(a.kwarg.arg, P.VAR_KEYWORD))
+    return inspect.Signature(params)
+
+
+def _bound_template(d_path: str, line: int, fn: ast.FunctionDef, args: tuple, kwargs: tuple,
+                    caller: str) -> tuple:
+    """The arguments ``fn`` receives from a call with ``args``/``kwargs`` (call-template
+    arguments), defaults filled in: ((parameter, argument), ...). Raises AuditError when the
+    call does not fit the signature: the tool would otherwise read a TypeError of its own call
+    as the rule's answer."""
+    try:
+        bound = _signature(fn).bind(*args, **dict(kwargs))
+    except TypeError as exc:
+        raise AuditError(f"{d_path}:{line}: {caller} calls {fn.name} with arguments that do not "
+                         f"fit its signature ({exc}); cannot evaluate it the way it is called") from None
+    bound.apply_defaults()
+    out = []
+    for k, v in bound.arguments.items():
+        if isinstance(v, ast.Constant):
+            v = ("const", v.value)
+        elif isinstance(v, ast.AST):
+            v = ("default", ast.dump(v))
+        elif isinstance(v, tuple) and v and v[0] == "const":
+            pass
+        elif isinstance(v, (tuple, dict)):  # *args / **kwargs collected
+            v = ("collected", repr(v))
+        out.append((k, v))
+    return tuple(out)
 
 
 # ----------------------------------------------------------------------------- FA4
 
 def _statement_assigns(body, out: list) -> None:
-    """Every ``Assign`` small statement reachable through statement bodies, not entering
-    nested defs or classes (their code is not the entry point's)."""
+    """Every assignment statement reachable through statement bodies, in document order, not
+    entering nested defs or classes (their code is not the entry point's)."""
     for stmt in body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            out.extend(s for s in stmt.body
-                       if isinstance(s, (cst.Assign, cst.AugAssign, cst.AnnAssign)))
-        elif isinstance(stmt, (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar)):
-            for blk in _sub_blocks(stmt):
-                _statement_assigns(_block(blk), out)
+        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            out.append(stmt)
+        elif isinstance(stmt, _COMPOUND):
+            for blk in _sub_bodies(stmt):
+                _statement_assigns(blk, out)
 
 
-def _resolver_call(fn: cst.FunctionDef) -> tuple[str, cst.Assign] | None:
-    """``a, b, c, d = CALLEE(...)`` inside ``fn`` whose arguments pass the window sides."""
-    hits: list[tuple[str, cst.Assign]] = []
-    assigns: list[cst.Assign] = []
-    _statement_assigns(_block(fn.body), assigns)
+def _resolver_call(fn: ast.FunctionDef, path: str) -> tuple[ast.expr, ast.Call] | None:
+    """``causal, local, window_size_left, window_size_right = CALLEE(...)`` inside ``fn``:
+    the assignment of four names from a call whose arguments pass both window sides.
+    Returns (callee expression, call)."""
+    hits: list[tuple[str, ast.Assign]] = []
+    assigns: list[ast.stmt] = []
+    _statement_assigns(fn.body, assigns)
     for node in assigns:
-        if not isinstance(node, cst.Assign):
+        if not isinstance(node, ast.Assign):
             continue
-        if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
+        if len(node.targets) != 1 or not isinstance(node.value, ast.Call):
             continue
-        tgt = node.targets[0].target
-        if not isinstance(tgt, (cst.Tuple, cst.List)) or len(tgt.elements) != 4:
+        tgt = node.targets[0]
+        if not isinstance(tgt, (ast.Tuple, ast.List)) or len(tgt.elts) != 4:
             continue
-        if not all(isinstance(e.value, cst.Name) for e in tgt.elements):
+        if not all(isinstance(e, ast.Name) for e in tgt.elts):
             continue
         arg_names: set[str] = set()
-        for a in node.value.args:
-            arg_names |= _names_in(a.value)
+        for a in [*node.value.args, *(k.value for k in node.value.keywords)]:
+            arg_names |= _names_in(a)
         if {"window_size_left", "window_size_right"} <= arg_names:
             callee = _dotted(node.value.func)
             if callee:
@@ -431,64 +788,81 @@ def _resolver_call(fn: cst.FunctionDef) -> tuple[str, cst.Assign] | None:
         return None
     callees = {h[0] for h in hits}
     if len(callees) > 1:
-        raise AuditError(f"{fn.name.value} calls several window resolvers: {sorted(callees)}")
+        raise AuditError(f"{fn.name} calls several window resolvers: {sorted(callees)}")
     first_call = hits[0][1]
+    unpacked = tuple(e.id for e in first_call.targets[0].elts)
+    if unpacked != RESULT_NAMES:
+        raise AuditError(f"{path}:{first_call.lineno}: {fn.name} unpacks its window resolver's "
+                         f"result as ({', '.join(unpacked)}), not ({', '.join(RESULT_NAMES)}); "
+                         f"cannot tell what the resolved state means")
+    watched = set(WINDOW_PARAMS) | set(FIXED_PARAMS)
     for node in assigns:  # document order: anything rewriting the inputs before the call?
         if node is first_call:
             break
-        if isinstance(node, cst.Assign):
-            written = set().union(*(_names_in(t.target) for t in node.targets))
+        if isinstance(node, ast.Assign):
+            written = set().union(*(_names_in(t) for t in node.targets))
         else:
             written = _names_in(node.target)
-        hit = written & set(WINDOW_PARAMS)
+        hit = written & watched
         if hit:
-            raise AuditError(f"{fn.name.value} reassigns {sorted(hit)} before calling its "
+            raise AuditError(f"{fn.name} reassigns {sorted(hit)} before calling its "
                              f"window resolver; the resolver alone does not tell what it does")
-    return hits[0]
+    return first_call.value.func, first_call.value
 
 
-def _names_in(node: cst.CSTNode) -> set[str]:
-    out: set[str] = set()
+def _call_arguments(entry: _Def, call: ast.Call) -> tuple[tuple, tuple]:
+    """The call-template arguments of the resolver call inside ``entry``."""
+    params = {a.arg for a in [*entry.node.args.posonlyargs, *entry.node.args.args,
+                              *entry.node.args.kwonlyargs]}
 
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n):
-            out.add(n.value)
+    def arg(expr: ast.expr):
+        if isinstance(expr, ast.Name):
+            if expr.id in _SLOT_OF_NAME and expr.id in params:
+                return _SLOT_OF_NAME[expr.id]
+            if expr.id in FIXED_PARAMS and expr.id in params:
+                return ("const", FIXED_PARAMS[expr.id])
+        if isinstance(expr, ast.Constant) and (expr.value is None or isinstance(
+                expr.value, (bool, int, float, str))):
+            return ("const", expr.value)
+        raise AuditError(f"{entry.path}:{getattr(expr, 'lineno', call.lineno)}: "
+                         f"{entry.node.name} passes {ast.unparse(expr)} to its window resolver; "
+                         f"cannot evaluate the resolver the way it is called",
+                         hint="only causal, window_size_left/right, mask_mod (taken as None) "
+                              "and literals are understood")
 
-        def visit_Attribute(self, n):
-            n.value.visit(self)
-            return False  # the attribute's name is not a variable
-
-    node.visit(V())
-    return out
-
-
-def _assigned_names(node: cst.CSTNode) -> set[str]:
-    out: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_AssignTarget(self, n):
-            out.update(_names_in(n.target))
-
-        def visit_AugAssign(self, n):
-            out.update(_names_in(n.target))
-
-        def visit_AnnAssign(self, n):
-            out.update(_names_in(n.target))
-
-    node.visit(V())
-    return out
+    args = []
+    for a in call.args:
+        if isinstance(a, ast.Starred):
+            raise AuditError(f"{entry.path}:{call.lineno}: {entry.node.name} passes *"
+                             f"{ast.unparse(a.value)} to its window resolver; cannot evaluate it")
+        args.append(arg(a))
+    kwargs = []
+    for k in call.keywords:
+        if k.arg is None:
+            raise AuditError(f"{entry.path}:{call.lineno}: {entry.node.name} passes **"
+                             f"{ast.unparse(k.value)} to its window resolver; cannot evaluate it")
+        kwargs.append((k.arg, arg(k.value)))
+    return tuple(args), tuple(kwargs)
 
 
-def _lift_inline(entry: _Def) -> tuple[str, str, int]:
+def _lift_inline(tree: _Tree, entry: _Def) -> tuple[str, str, int]:
     """Lift the inline resolution statements of an entry point into a function."""
     fn = entry.node
-    body = list(fn.body.body) if isinstance(fn.body, cst.IndentedBlock) else []
+    # statements sharing a physical line are one unit (``a = 1; b = 2``)
+    units: list[list[ast.stmt]] = []
+    for stmt in fn.body:
+        if (units and not isinstance(stmt, (*_COMPOUND, *_DEF, ast.ClassDef, ast.Match))
+                and not isinstance(units[-1][-1], (*_COMPOUND, *_DEF, ast.ClassDef, ast.Match))
+                and stmt.lineno == units[-1][-1].end_lineno):
+            units[-1].append(stmt)
+        else:
+            units.append([stmt])
     allowed = INLINE_NAMES | {"None", "True", "False"}
     runs: list[list[int]] = []
     cur: list[int] = []
-    for i, stmt in enumerate(body):
-        names = _names_in(stmt)
-        writes = _assigned_names(stmt)
+    for i, unit in enumerate(units):
+        names = set().union(*(_names_in(s) for s in unit))
+        writes = set().union(*(_assigned_names(s) for s in unit))
         if names and names <= allowed and writes & INLINE_NAMES:
             cur.append(i)
         else:
@@ -497,40 +871,33 @@ def _lift_inline(entry: _Def) -> tuple[str, str, int]:
             cur = []
     if cur:
         runs.append(cur)
-    runs = [r for r in runs if any("local" in _assigned_names(body[i]) for i in r)]
+    runs = [r for r in runs if any("local" in _assigned_names(s) for i in r for s in units[i])]
     if not runs:
-        raise AuditError(f"{entry.path}:{entry.line}: {fn.name.value} neither calls a window "
+        raise AuditError(f"{entry.path}:{entry.line}: {fn.name} neither calls a window "
                          f"resolver nor resolves the window inline; cannot find the rule",
                          hint="is this a FlashAttention 4 source?")
     if len(runs) > 1:
-        raise AuditError(f"{entry.path}: {fn.name.value} resolves the window in "
+        raise AuditError(f"{entry.path}: {fn.name} resolves the window in "
                          f"{len(runs)} places; cannot tell which one applies")
     run = runs[0]
     earlier = set()
-    for stmt in body[: run[0]]:
-        earlier |= _assigned_names(stmt) & INLINE_NAMES
+    for unit in units[: run[0]]:
+        for s in unit:
+            earlier |= _assigned_names(s) & INLINE_NAMES
     if earlier:
-        raise AuditError(f"{entry.path}: {fn.name.value} reassigns {sorted(earlier)} before "
+        raise AuditError(f"{entry.path}: {fn.name} reassigns {sorted(earlier)} before "
                          f"its window resolution; cannot lift it alone")
-    used = set().union(*(_names_in(body[i]) for i in run))
+    used = set().union(*(_names_in(s) for i in run for s in units[i]))
     params = list(WINDOW_PARAMS)
     if "mask_mod" in used:
         params.append("mask_mod=None")
-    stmts = "".join(textwrap.dedent(_code(body[i])) for i in run)
-    name = f"{fn.name.value}__window"
+    f = tree.parsed(tree.by_rel(entry.path))
+    stmts = "".join(textwrap.dedent(f.segment(units[i][0], units[i][-1])) + "\n" for i in run)
+    name = f"{fn.name}__window"
     text = (f"def {name}({', '.join(params)}):\n"
             + textwrap.indent(stmts, "    ")
             + "    return causal, local, window_size_left, window_size_right\n")
-    first_line = _stmt_line(entry, body, run[0])
-    return name, text, first_line
-
-
-def _stmt_line(entry: _Def, body: list, index: int) -> int:
-    """1-based line of ``body[index]`` inside the entry point."""
-    fn = entry.node
-    prefix = _code(fn.with_changes(body=fn.body.with_changes(body=body[:index]),
-                                   decorators=[], leading_lines=[]))
-    return entry.line + prefix.count("\n") + len(body[index].leading_lines)
+    return name, text, units[run[0]][0].lineno
 
 
 def _cache_path(kind: str, digest: str) -> Path:
@@ -541,7 +908,8 @@ def _load_cached(kind: str, digest: str) -> list[Extracted] | None:
     p = _cache_path(kind, digest)
     try:
         items = json.loads(p.read_text())
-        out = [Extracted.from_json(d["meta"], d["source"], d["func_name"]) for d in items]
+        out = [Extracted.from_json(d["meta"], d["source"], d["func_name"], d["call_args"],
+                                   d["call_kwargs"]) for d in items]
     except (OSError, ValueError, KeyError, TypeError):
         return None
     # the variant name comes from the registry now, not from when it was cached
@@ -549,7 +917,6 @@ def _load_cached(kind: str, digest: str) -> list[Extracted] | None:
 
 
 def _renamed(e: Extracted) -> Extracted:
-    from dataclasses import replace
     return replace(e, variant=name_variant(e.fingerprint, e.kind))
 
 
@@ -557,19 +924,39 @@ def _store_cached(kind: str, digest: str, items: list[Extracted]) -> None:
     p = _cache_path(kind, digest)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(".tmp")
-        tmp.write_text(json.dumps([{"meta": e.to_json(), "source": e.source,
-                                    "func_name": e.func_name} for e in items]))
+        tmp = p.with_suffix(f".tmp{id(items)}")
+        tmp.write_text(json.dumps([e.cache_json() for e in items]))
         tmp.replace(p)
     except OSError:
         pass  # the cache is an optimisation only
 
 
+def _entry_point(tree: _Tree, root: Path, ep: str) -> _Def:
+    """The module-level def of ``ep`` that runs: the last binding in its module."""
+    defs = [d for d in tree.defs(ep) if not d.outer]
+    if not defs:
+        raise AuditError(f"{root}: no module-level def {ep} under flash_attn/cute/",
+                         hint="is this a FlashAttention 4 (flash-attn-4) source?")
+    files = sorted({d.path for d in defs})
+    if len(files) > 1:
+        where = ", ".join(f"{d.path}:{d.line}" for d in defs)
+        raise AuditError(f"{ep} is defined more than once ({where}); cannot tell which one runs")
+    p = tree.by_rel(files[0])
+    try:
+        q, node = _resolve_module_name(tree, p, ep, why=ep)
+    except _Unresolved:  # pragma: no cover - a module-level def always binds
+        raise AuditError(f"{files[0]}: {ep} is not bound at module level") from None
+    if q != p or not isinstance(node, _DEF) or node.name != ep:
+        raise AuditError(f"{files[0]}: {ep} is rebound at module level to something other than "
+                         f"its def; cannot tell which function runs")
+    return tree.make_def(p, node)
+
+
 def extract_fa4(root: Path, *, use_cache: bool = True) -> list[Extracted]:
     """The window rule(s) of the FA4 tree at ``root`` (the folder holding ``flash_attn/``).
 
-    One entry with role "shared" when both entry points call the same resolver, else one per
-    entry point ("fwd", "bwd").
+    One entry with role "shared" when both entry points call the same resolver with the same
+    arguments, else one per entry point ("fwd", "bwd").
     """
     tree = _Tree(Path(root), "flash_attn/cute")
     if not tree.files:
@@ -579,45 +966,44 @@ def extract_fa4(root: Path, *, use_cache: bool = True) -> list[Extracted]:
         hit = _load_cached("fa4", digest)
         if hit is not None:
             return hit
-    found: dict[str, tuple[_Def, str | None]] = {}
+    found: dict[str, tuple[_Def, tuple | None]] = {}
     for ep in ENTRY_POINTS:
-        defs = [d for d in tree.defs(ep) if not d.outer]
-        if not defs:
-            raise AuditError(f"{root}: no module-level def {ep} under flash_attn/cute/",
-                             hint="is this a FlashAttention 4 (flash-attn-4) source?")
-        if len(defs) > 1:
-            where = ", ".join(f"{d.path}:{d.line}" for d in defs)
-            raise AuditError(f"{ep} is defined more than once ({where}); cannot tell which one runs")
-        entry = defs[0]
-        call = _resolver_call(entry.node)
-        found[ep] = (entry, call[0] if call else None)
+        entry = _entry_point(tree, Path(root), ep)
+        call = _resolver_call(entry.node, entry.path)
+        found[ep] = (entry, call)
 
     out: list[Extracted] = []
-    by_def: dict[tuple[str, int], list[str]] = {}
-    resolved: dict[str, tuple[_Def, str, str, tuple[str, ...], list[str]]] = {}
-    for ep, (entry, callee) in found.items():
-        if callee is None:
-            name, text, line = _lift_inline(entry)
+    groups: dict[tuple, list[str]] = {}
+    resolved: dict[tuple, tuple] = {}
+    for ep, (entry, call) in found.items():
+        if call is None:
+            name, text, line = _lift_inline(tree, entry)
             fp = fingerprint(text)
             out.append(Extracted(kind="fa4-resolver", role=ep.rsplit("_", 1)[-1], form="inline",
                                  name=ep, path=entry.path, line=line, source=text,
                                  func_name=name, fingerprint=fp,
-                                 variant=name_variant(fp, "fa4-resolver")))
+                                 variant=name_variant(fp, "fa4-resolver"),
+                                 call_args=FA4_POSITIONAL))
             continue
-        d = _locate_callee(tree, entry, callee)
+        callee_expr, call_node = call
+        d = _locate_callee(tree, entry, callee_expr)
         decos = _check_decorators(d)
-        text, notes = _with_helpers(d)
-        key = (d.path, d.line)
-        by_def.setdefault(key, []).append(ep)
-        resolved[f"{key}"] = (d, text, d.node.name.value, decos, notes)
-    for key, eps in by_def.items():
-        d, text, callee, decos, notes = resolved[f"{key}"]
+        args, kwargs = _call_arguments(entry, call_node)
+        bound = _bound_template(entry.path, call_node.lineno, d.node, args, kwargs, ep)
+        key = (d.path, d.line, bound)
+        groups.setdefault(key, []).append(ep)
+        if key not in resolved:
+            text, notes = _with_helpers(tree, d)
+            resolved[key] = (d, text, decos, notes, args, kwargs)
+    for key, eps in groups.items():
+        d, text, decos, notes, args, kwargs = resolved[key]
         role = "shared" if len(eps) == len(ENTRY_POINTS) else eps[0].rsplit("_", 1)[-1]
         fp = fingerprint(text)
-        out.append(Extracted(kind="fa4-resolver", role=role, form="function", name=callee,
-                             path=d.path, line=d.line, source=text, func_name=callee,
+        out.append(Extracted(kind="fa4-resolver", role=role, form="function", name=d.node.name,
+                             path=d.path, line=d.line, source=text, func_name=d.node.name,
                              fingerprint=fp, variant=name_variant(fp, "fa4-resolver"),
-                             decorators=decos, notes=tuple(notes)))
+                             decorators=decos, notes=tuple(notes),
+                             call_args=args, call_kwargs=kwargs))
     order = {"shared": 0, "fwd": 1, "bwd": 2}
     out.sort(key=lambda e: order[e.role])
     if use_cache:
@@ -625,63 +1011,62 @@ def extract_fa4(root: Path, *, use_cache: bool = True) -> list[Extracted]:
     return out
 
 
-def _import_aliases(module: cst.Module, path: str) -> dict[str, tuple[str | None, str]]:
-    """``from M import name as local`` at module level: local -> (path of M's file or None,
-    name). Relative imports are resolved against the importing file's package."""
-    out: dict[str, tuple[str | None, str]] = {}
-    pkg = path.rsplit("/", 1)[0] if "/" in path else ""
-    for stmt in module.body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
-                continue
-            dots = len(small.relative)
-            mod = _dotted(small.module) if small.module is not None else None
-            target = None
-            if dots:
-                base = pkg.split("/") if pkg else []
-                base = base[: len(base) - (dots - 1)] if dots > 1 else base
-                target = "/".join(base + (mod.split(".") if mod else []))
-            elif mod:
-                target = mod.replace(".", "/")
-            for alias in small.names:
-                name = _dotted(alias.name)
-                if name is None:
-                    continue
-                local = alias.asname.name.value if alias.asname is not None else name
-                out[local] = (target, name)
-    return out
+def _unique_by_fingerprint(tree: _Tree, group: list[_Def], callee: str, entry: _Def) -> _Def:
+    prints = {fingerprint(_plain_def(tree, d)) for d in group}
+    if len(prints) > 1:
+        where = ", ".join(f"{d.path}:{d.line}" for d in group)
+        raise AuditError(f"{callee} has {len(prints)} different definitions ({where}); "
+                         f"cannot tell which one {entry.node.name} calls")
+    return group[0]
 
 
-def _locate_callee(tree: _Tree, entry: _Def, callee: str) -> _Def:
-    aliases = _import_aliases(entry.module, entry.path)
-    wanted_files: tuple[str, ...] = ()
-    if callee in aliases:
-        target, real = aliases[callee]
-        if target:
-            wanted_files = (f"{target}.py", f"{target}/__init__.py")
-        callee = real
+def _locate_callee(tree: _Tree, entry: _Def, callee_expr: ast.expr) -> _Def:
+    """The def the entry point's call reaches (see the module docstring for the rules)."""
+    spelled = _dotted(callee_expr) or ast.unparse(callee_expr)
+    callee = spelled.rsplit(".", 1)[-1]
+    p = tree.by_rel(entry.path)
+    why = f"{entry.node.name}'s window resolver {spelled}"
+    if isinstance(callee_expr, ast.Name):
+        nested = [d for d in tree.defs(callee)
+                  if d.path == entry.path and entry.node.name in d.outer]
+        if nested:
+            return _unique_by_fingerprint(tree, nested, callee, entry)
+        try:
+            q, node = _resolve_module_name(tree, p, callee, why=why)
+        except _Unresolved:
+            pass
+        else:
+            return _as_def(tree, q, node, spelled, entry)
+    elif isinstance(callee_expr, ast.Attribute) and isinstance(callee_expr.value, ast.Name):
+        try:
+            q, mod = _resolve_module_name(tree, p, callee_expr.value.id, why=why)
+        except (_Unresolved, AuditError):
+            mod = None  # a class or an outside object: fall back to the search by name
+        if isinstance(mod, ast.Module):
+            try:
+                q2, node = _resolve_module_name(tree, q, callee, why=why)
+            except _Unresolved:
+                raise AuditError(f"{entry.path}: {entry.node.name} calls {spelled}, but "
+                                 f"{tree.rel(q)} does not define {callee}") from None
+            return _as_def(tree, q2, node, spelled, entry)
+    # not bound by the module (a * import, a static method): a unique def by that name
     cands = tree.defs(callee)
     if not cands:
-        raise AuditError(f"{entry.path}: {entry.node.name.value} calls {callee}, but no "
+        raise AuditError(f"{entry.path}: {entry.node.name} calls {callee}, but no "
                          f"def {callee} exists under flash_attn/cute/")
-    nested = [d for d in cands if d.path == entry.path and entry.node.name.value in d.outer]
-    imported = [d for d in cands if d.path in wanted_files and not d.outer]
-    same_module = [d for d in cands if d.path == entry.path and not d.outer]
     toplevel = [d for d in cands if not d.outer or (d.in_class and len(d.outer) == 1)]
-    for group in (nested, imported, same_module, toplevel):
-        if not group:
-            continue
-        prints = {fingerprint(_plain_def(d.node)) for d in group}
-        if len(prints) > 1:
-            where = ", ".join(f"{d.path}:{d.line}" for d in group)
-            raise AuditError(f"{callee} has {len(prints)} different definitions ({where}); "
-                             f"cannot tell which one {entry.node.name.value} calls")
-        return group[0]
+    if toplevel:
+        return _unique_by_fingerprint(tree, toplevel, callee, entry)
     where = ", ".join(f"{d.path}:{d.line}" for d in cands)
     raise AuditError(f"{callee} is only defined nested in other functions ({where}); "
-                     f"cannot tell which one {entry.node.name.value} calls")
+                     f"cannot tell which one {entry.node.name} calls")
+
+
+def _as_def(tree: _Tree, q: Path, node: ast.AST, spelled: str, entry: _Def) -> _Def:
+    if not isinstance(node, _DEF):
+        raise AuditError(f"{entry.path}: {entry.node.name} calls {spelled}, which is bound to a "
+                         f"module ({tree.rel(q)}), not a function")
+    return tree.make_def(q, node)
 
 
 # ----------------------------------------------------------------------------- TE
@@ -700,24 +1085,27 @@ def extract_te(root: Path, *, use_cache: bool = True) -> Extracted:
         if hit:
             return hit[0]
     tree.files = cands
+    tree._by_rel = None
     defs = tree.defs("check_set_window_size")
     if not defs:
         raise AuditError(f"{root}: no def check_set_window_size under transformer_engine/",
                          hint="TE releases before 1.x or a tree without the PyTorch part?")
     prints = {}
     for d in defs:
-        prints.setdefault(fingerprint(_plain_def(d.node)), d)
+        prints.setdefault(fingerprint(_plain_def(tree, d)), d)
     if len(prints) > 1:
         where = ", ".join(f"{d.path}:{d.line}" for d in defs)
         raise AuditError(f"check_set_window_size has {len(prints)} different definitions ({where})")
     d = defs[0]
     decos = _check_decorators(d)
-    text, notes = _with_helpers(d)
+    _bound_template(d.path, d.line, d.node, TE_POSITIONAL, (),
+                    "the audit (as TE does: check_set_window_size(attn_mask_type, window_size))")
+    text, notes = _with_helpers(tree, d)
     fp = fingerprint(text)
-    e = Extracted(kind="te-window", role="check", form="function", name=d.node.name.value,
-                  path=d.path, line=d.line, source=text, func_name=d.node.name.value,
+    e = Extracted(kind="te-window", role="check", form="function", name=d.node.name,
+                  path=d.path, line=d.line, source=text, func_name=d.node.name,
                   fingerprint=fp, variant=name_variant(fp, "te-window"), decorators=decos,
-                  notes=tuple(notes))
+                  notes=tuple(notes), call_args=TE_POSITIONAL)
     if use_cache:
         _store_cached("te", digest, [e])
     return e

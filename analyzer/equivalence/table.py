@@ -39,7 +39,7 @@ class Evaluated:
 def evaluate_resolver(e: Extracted, inputs: Sequence[tuple]) -> Evaluated:
     """Run an extracted resolver (sandboxed, one subprocess) on (causal, left, right) inputs."""
     inputs = list(dict.fromkeys(inputs))
-    results = e.run([(tuple(i), {}) for i in inputs])
+    results = e.evaluate([tuple(i) for i in inputs])
     states, errors = {}, {}
     for i, r in zip(inputs, results):
         raise_if_environment_error(f"{e.path}:{e.line}: {e.name}", i, r)
