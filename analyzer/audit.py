@@ -17,63 +17,18 @@ from __future__ import annotations
 import shlex
 import shutil
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from analyzer import __version__, sources
 from analyzer.errors import AuditError
-from analyzer.model import Verdict
+# AuditReport and CodemodPreview live in analyzer.model; re-exported here for existing imports
+from analyzer.model import AUDIT_SCHEMA_VERSION, AuditReport, CodemodPreview, Verdict
+
 from analyzer.progress import NULL, Progress
 
-AUDIT_SCHEMA_VERSION = 1
-
-
-@dataclass
-class CodemodPreview:
-    """What ``python -m fa4_patch TE_DIR --diff`` would change."""
-
-    changed_files: list[str]
-    diff: str
-    error: str | None = None
-
-    def to_json(self) -> dict:
-        return {"changed_files": self.changed_files, "diff": self.diff, "error": self.error}
-
-
-@dataclass
-class AuditReport:
-    te: sources.Source
-    fa4: list[sources.Source]
-    table: Any                     # analyzer.equivalence.model.EquivalenceTable | None
-    sites: Any                     # analyzer.sites.model.SitesReport | None
-    codemod: CodemodPreview | None
-    verdict: Verdict
-    reasons: list[str]
-    errors: list[str]
-    strict: bool
-    command: str
-    breaking_fa4: list[str] = field(default_factory=list)
-    gpu: dict | None = None
-
-    def to_json(self) -> dict:
-        return {
-            "schema": "fa4-audit/audit",
-            "schema_version": AUDIT_SCHEMA_VERSION,
-            "tool_version": __version__,
-            "verdict": self.verdict,
-            "reasons": self.reasons,
-            "errors": self.errors,
-            "strict": self.strict,
-            "command": self.command,
-            "te": self.te.to_json(),
-            "fa4": [s.to_json() for s in self.fa4],
-            "breaking_fa4": self.breaking_fa4,
-            "table": self.table.to_json() if self.table is not None else None,
-            "sites": self.sites.to_json() if self.sites is not None else None,
-            "codemod": self.codemod.to_json() if self.codemod is not None else None,
-            "gpu": self.gpu,
-        }
+__all__ = ["AUDIT_SCHEMA_VERSION", "AuditReport", "CodemodPreview", "run_audit", "decide",
+           "reproduce_command", "codemod_preview", "resolve_inputs", "patched_copy"]
 
 
 def reproduce_command(te_spec: str, fa4_specs: Sequence[str], strict: bool,

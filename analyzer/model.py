@@ -7,9 +7,14 @@ Part-specific records live beside their analysis (``analyzer.equivalence.model``
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from analyzer import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
+from analyzer import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, __version__
+
+if TYPE_CHECKING:  # real types for the annotations; importing them here would be a cycle
+    from analyzer.equivalence.model import EquivalenceTable
+    from analyzer.sites.model import SitesReport
+    from analyzer.sources import Source
 
 # safe     -- every FA4-reaching call is proved right on every audited release;
 # unsafe   -- some call is broken: an emitted pair, a path and a release give a wrong band;
@@ -69,3 +74,63 @@ class Summary:
     @property
     def exit_code(self) -> int:
         return EXIT_FOR_VERDICT[self.verdict]
+
+
+AUDIT_SCHEMA_VERSION = 1
+
+
+@dataclass
+class CodemodPreview:
+    """What ``python -m fa4_patch TE_DIR --diff`` would change (nothing is written)."""
+
+    changed_files: list[str]
+    diff: str
+    error: str | None = None
+
+    def to_json(self) -> dict:
+        return {"changed_files": self.changed_files, "diff": self.diff, "error": self.error}
+
+
+@dataclass
+class AuditReport:
+    """The whole audit of one tree against some FA4 releases, and its ONE decision.
+
+    ``verdict`` (with ``reasons``/``errors``) is decided once, by ``analyzer.audit.decide``;
+    the CLI, ``make-audit`` and the pytest gate read it and never decide again.
+    """
+
+    te: Source
+    fa4: list[Source]
+    table: EquivalenceTable | None       # None when the table could not be built (see errors)
+    sites: SitesReport | None            # None when the call-site pass could not run
+    codemod: CodemodPreview | None       # None when the dry run was not asked for
+    verdict: Verdict
+    reasons: list[str]
+    errors: list[str]
+    strict: bool
+    command: str                         # the command that reproduces this audit
+    breaking_fa4: list[str] = field(default_factory=list)  # FA4 labels that break TE's pairs
+    gpu: dict | None = None              # a saved `fa4-audit verify-gpu` result
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_FOR_VERDICT[self.verdict]
+
+    def to_json(self) -> dict:
+        return {
+            "schema": "fa4-audit/audit",
+            "schema_version": AUDIT_SCHEMA_VERSION,
+            "tool_version": __version__,
+            "verdict": self.verdict,
+            "reasons": self.reasons,
+            "errors": self.errors,
+            "strict": self.strict,
+            "command": self.command,
+            "te": self.te.to_json(),
+            "fa4": [s.to_json() for s in self.fa4],
+            "breaking_fa4": self.breaking_fa4,
+            "table": self.table.to_json() if self.table is not None else None,
+            "sites": self.sites.to_json() if self.sites is not None else None,
+            "codemod": self.codemod.to_json() if self.codemod is not None else None,
+            "gpu": self.gpu,
+        }

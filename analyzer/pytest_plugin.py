@@ -87,7 +87,12 @@ def _items_for(session, config) -> list[AuditItem]:
 
 
 def _report_items(report, item, strict: bool) -> list[AuditItem]:
+    """The gate's items, read from the audit's own decision (``report.verdict`` and each FA4
+    call's per-release verdicts); nothing here decides again. ``strict`` is already part of
+    the report's decision and is kept for the signature's sake."""
+    from analyzer.model import EXIT_FOR_VERDICT
 
+    failing = EXIT_FOR_VERDICT[report.verdict] != 0
     items: list[AuditItem] = []
     if report.verdict == "error":
         items.append(item("analysis", "fa4-audit could not analyse: " + "; ".join(report.errors)))
@@ -101,20 +106,25 @@ def _report_items(report, item, strict: bool) -> list[AuditItem]:
                 msg = f"claim '{claim.name}' fails on {len(claim.counterexamples)} input(s): {examples}"
             items.append(item(f"claim::{claim.name}", msg))
     if report.sites is not None:
-        breaking = bool(report.breaking_fa4)
-        messages = {(f.path, f.line, f.col): f for f in report.sites.findings}
+        findings = {(f.path, f.line, f.col): f for f in report.sites.findings
+                    if f.level in ("error", "unknown")}
         for call in report.sites.fa4_calls:
+            where = f"{call.path}:{call.line}:{call.col}"
             msg = None
-            if call.coverage != "covered" and (breaking or strict):
-                f = messages.get((call.path, call.line, call.col))
-                text = f"{f.code} [{f.name}] {f.message}" if f else call.coverage_reason
-                via = "".join(f"\n    via {v}" for v in (f.via if f else call.via))
-                why = (f"breaks on {', '.join(report.breaking_fa4)}" if breaking
-                       else "latent (--fa4-audit-strict)")
-                msg = f"{call.path}:{call.line}:{call.col}: {text} ({why}){via}"
-            items.append(item(f"call::{call.path}:{call.line}:{call.col}", msg,
+            if call.verdicts:      # per release: proved / broken / unknown, with its witness
+                bad = [v for v in call.verdicts if v.status != "proved"]
+                if bad:
+                    msg = where + ": " + "; ".join(
+                        f"{v.release}: {v.status}: {v.witness}"
+                        + "".join(f"\n    pair {p}" for p in v.pairs) for v in bad)
+            elif failing and (call.path, call.line, call.col) in findings:
+                f = findings[(call.path, call.line, call.col)]
+                via = "".join(f"\n    via {v}" for v in f.via)
+                msg = (f"{where}: {f.code} [{f.name}] {f.message} "
+                       f"(audit verdict {report.verdict}){via}")
+            items.append(item(f"call::{where}", msg,
                               (call.path, call.line - 1, f"FA4 call {call.callee}(...)")))
-    items.append(item("verdict", None if report.verdict == "safe" else
+    items.append(item("verdict", None if not failing else
                       f"verdict {report.verdict}: " + "; ".join(report.errors or report.reasons)))
     return items
 

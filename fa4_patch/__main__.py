@@ -1,4 +1,4 @@
-"""``python -m fa4_patch TE_DIR --check | --diff | --write [--import]``: see fa4_patch.codemod."""
+"""``python -m fa4_patch TE_DIR --check | --diff | --write [--style ...]``: see fa4_patch.codemod."""
 
 from __future__ import annotations
 
@@ -14,8 +14,16 @@ negative window bounds (TE's "unbounded", -1) reach FA4 as None.
 TE_DIR is the folder that holds transformer_engine/ (a git checkout or an unpacked release).
 Bindings are found by origin (imports from flash_attn.cute / flash_attn.cute.interface of
 flash_attn_func, flash_attn_varlen_func, _flash_attn_fwd, _flash_attn_bwd), never by name.
-By default each patched module gets a small self-contained normaliser (_fa4_audit_normalize_pair
-and _fa4_audit_wrap); --import uses `from fa4_patch import wrap as _fa4_audit_wrap` instead.
+
+styles:
+  wrapper  (default) a short normaliser and wrapper written into the module, plain Python;
+           windows normalised by keyword and by position
+  kwargs   the same normaliser, wrapper rewrites the keyword arguments only (the seed PR's form)
+  import   `from fa4_patch import wrap` (the module then depends on this package)
+
+The changed lines are run through the tree's own formatter (black or ruff-format, read from
+its pyproject.toml / .pre-commit-config.yaml); --no-format skips that. Line numbers in the
+output (--check, and the '-' side of --diff) are those of the ORIGINAL files.
 
 exit status:
   0  nothing to change (--check, --diff) / written (--write)
@@ -25,7 +33,7 @@ exit status:
 examples:
   python -m fa4_patch ~/src/TransformerEngine --check
   python -m fa4_patch ~/src/TransformerEngine --diff > fa4.patch
-  python -m fa4_patch ./te-2.20.2 --write && fa4-audit sites --tree ./te-2.20.2
+  python -m fa4_patch ./te-2.20.2 --write --style kwargs && fa4-audit sites --tree ./te-2.20.2
 """
 
 
@@ -35,28 +43,41 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("te_dir", metavar="TE_DIR", help="the folder that holds transformer_engine/")
     action = ap.add_mutually_exclusive_group(required=True)
     action.add_argument("--check", action="store_true",
-                        help="list the files that need a change; exit 1 if any")
+                        help="list the files and bindings that need a change; exit 1 if any")
     action.add_argument("--diff", action="store_true",
                         help="print the unified diff on stdout; exit 1 if it is not empty")
     action.add_argument("--write", action="store_true", help="rewrite the files in place")
+    ap.add_argument("--style", choices=["wrapper", "kwargs", "import"], default=None,
+                    help="what the inserted wrapper looks like (default: wrapper)")
     ap.add_argument("--import", dest="import_mode", action="store_true",
-                    help="import fa4_patch.wrap instead of writing the self-contained helpers")
+                    help="same as --style import")
+    ap.add_argument("--no-format", action="store_true",
+                    help="do not run the tree's formatter on the changed lines")
+    ap.add_argument("--no-cache", action="store_true", help="do not reuse an earlier dry run")
     return ap
 
 
 def main(argv=None, stdout=None, stderr=None) -> int:
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
+    parser = build_parser()
     try:
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help is 0, usage errors are 2
         return int(exc.code or 0)
-    from fa4_patch.codemod import CodemodError, plan, write
+    if args.import_mode and args.style not in (None, "import"):
+        print(f"{parser.prog}: error: --import and --style {args.style} contradict each other",
+              file=stderr)
+        return EXIT_ERROR
+    style = "import" if args.import_mode else (args.style or "wrapper")
+    from fa4_patch.codemod import CodemodError, Formatter, detect_formatter, find_root, plan, write
 
-    mode = "import" if args.import_mode else "inline"
     try:
-        patches = plan(args.te_dir, mode=mode)
+        fmt = Formatter("none", "") if args.no_format else detect_formatter(find_root(args.te_dir))
+        patches = plan(args.te_dir, style=style, formatter=fmt, use_cache=not args.no_cache)
         changed = [p for p in patches if p.changed]
+        for note in sorted({n for p in changed for n in p.notes}):
+            print(f"fa4_patch: {note}", file=stderr)
         if args.write:
             write(args.te_dir, changed)
             for p in changed:

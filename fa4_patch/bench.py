@@ -52,12 +52,14 @@ CASES = [
 
 
 def _inline_wrap():
-    """The codemod's self-contained ``_fa4_audit_wrap`` (the text it writes into TE)."""
-    from fa4_patch.codemod import HELPER_SOURCE   # needs libcst; only the bench uses it
+    """The codemod's self-contained wrapper factory (the text it writes into TE)."""
+    import functools
 
-    ns: dict = {}
+    from fa4_patch.codemod import HELPER_SOURCE, POSITIONS, WRAP_NAME   # needs libcst
+
+    ns: dict = {"functools": functools}
     exec(compile(HELPER_SOURCE, "<fa4_patch inline helper>", "exec"), ns)
-    return ns["_fa4_audit_wrap"]
+    return lambda fn: ns[WRAP_NAME](fn, **dict(POSITIONS[fn.__name__]))
 
 
 def _trampoline(fn):

@@ -1,6 +1,6 @@
-"""Codemod: wrap every FlashAttention 4 binding of a TransformerEngine tree at its binding site.
+"""Codemod: wrap every FlashAttention 4 binding of a tree at its binding site.
 
-``python -m fa4_patch TE_DIR --check | --diff | --write [--import]``
+``python -m fa4_patch TE_DIR --check | --diff | --write [--style wrapper|kwargs|import]``
 
 A *binding* is a name bound by ``from M import E [as N]`` where ``M`` resolves (relative
 imports included) to ``flash_attn.cute.interface`` or ``flash_attn.cute`` and ``E`` is one of
@@ -8,53 +8,100 @@ FA4's four window-taking entry points (``flash_attn_func``, ``flash_attn_varlen_
 ``_flash_attn_fwd``, ``_flash_attn_bwd``). Bindings are found by that origin, never by the local
 name: TE's bare ``_flash_attn_fwd`` is FA2's and ``flash_attn_func_v3`` is FA3's.
 
-Right after each binding the codemod adds ``N = _fa4_audit_wrap(N)`` in the same block, so every
-name that later derives from it -- TE 2.20.x's ``flash_attn_func_v4 =
-no_torch_dynamo()(_flash_attn_func_v4)`` and the self-rebinding ``_flash_attn_fwd_v4 =
-no_torch_dynamo()(_flash_attn_fwd_v4)`` -- holds the normalising wrapper, and no raw FA4 function
-stays reachable under any name after the import statement. TE 2.15-2.19's direct form (``from
-flash_attn.cute.interface import flash_attn_func as flash_attn_func_v4``) gets the same line.
+Right after each binding the codemod adds ``N = W(N, ...)`` in the same block, so every name that
+later derives from it -- TE 2.20.x's ``flash_attn_func_v4 = no_torch_dynamo()(_flash_attn_func_v4)``
+and the self-rebinding ``_flash_attn_fwd_v4 = no_torch_dynamo()(_flash_attn_fwd_v4)`` -- holds
+the normalising wrapper, and no raw FA4 function stays reachable under any name.
 
-By default the module also gets a small self-contained normaliser, ``_fa4_audit_normalize_pair``
-and ``_fa4_audit_wrap`` (a framework's pull request must not depend on this tool), inserted just
-before the first top-level statement that uses it. ``--import`` inserts ``from fa4_patch import
-wrap as _fa4_audit_wrap`` instead. These two names are a contract with ``fa4-audit sites``, which
-trusts the wrapper only after running ``_fa4_audit_normalize_pair`` in its sandbox.
+Styles (what ``W`` is):
+
+* ``wrapper`` (default): a short module-level normaliser (``_fa4_window_bound``,
+  ``_fa4_window_size``) and wrapper factory ``_fa4_window_wrapper(fn, size_at=, left_at=,
+  right_at=)``, written into the module as plain Python (``functools.wraps``, ``isinstance``,
+  ``len``, comparisons with constants; no import of this tool). Windows are normalised by
+  keyword and by position; the positions are FA4's since 4.0.0b9 (``window_size`` 7 / 15,
+  ``window_size_left``/``right`` 15/16 and 9/10). On 4.0.0b3-b8 those slots hold ``softcap``,
+  ``num_splits``, ``learnable_sink`` and ``tile_mn``, which the normaliser leaves alone (it
+  only rewrites a negative ``int`` or a 2-tuple/list), and those releases read a negative bound
+  as unbounded anyway.
+* ``kwargs``: the seed PR's form, ``_fa4_window_kwargs(fn)``, which rewrites the ``**kwargs``
+  dict only (``window_size`` and ``window_size_left``/``right``). Every TE call passes its
+  window by keyword; a positional window is not normalised in this style.
+* ``import``: ``from fa4_patch import wrap as _fa4_patch_wrap`` (depends on this package).
+
+The inserted code is judged by ``fa4-audit sites`` by what it does (run against a recording
+stand-in for FA4), never by its names.
+
+Minimal and mergeable: only the top-level statements that hold an FA4 binding are parsed (with
+libcst; the rest of the module is read once with ``ast`` and never re-printed); helpers go just
+above the first statement that needs them, ``import functools`` into the module's first import
+block when missing. Then the changed lines (and only those) are run through the audited tree's
+own formatter: black (``[tool.black]`` in ``pyproject.toml`` and/or the black hook's ``args`` in
+``.pre-commit-config.yaml``, through black's library API with ``lines=``) or ruff-format
+(``ruff format --range``). The result must ``compile()`` before anything is written.
 
 Idempotent: a binding already followed (in its block) by ``N = W(...N...)`` with ``W`` a
-recognised wrapper (``_fa4_audit_wrap``, ``fa4_patch.wrap`` imported under any name) is left
-alone; helpers already present are left alone unless their code differs from the canonical one
-(a sabotaged normaliser is put back). Formatting outside the inserted lines is untouched
-(libcst round trip). Every changed file must ``compile()`` before anything is written.
+recognised wrapper (the helpers above, ``fa4_patch.wrap`` imported under any name) is left
+alone; helpers already present are compared with the canonical code (docstrings and formatting
+aside) and put back when they differ (a sabotaged normaliser is restored).
 
 What it refuses (exit 2, one line): entry points reached as module attributes (``import
 flash_attn.cute.interface as fai; fai.flash_attn_func(...)``: there is no binding to wrap; import
 the function by name or use ``fa4_patch.install()``), ``from flash_attn.cute... import *``,
-``importlib.import_module("flash_attn.cute...")``, a file that does not parse, and a helper
-defined after its first use.
+``importlib.import_module("flash_attn.cute...")``, a file that does not parse, an FA4 import
+followed by another statement on its line, and a helper defined after its first use.
+
+Dry runs are cached by content (the file's bytes, the style, the formatter's settings and
+version, and this module's own code) under ``$FA4_AUDIT_CACHE`` or
+``$XDG_CACHE_HOME/fa4-audit`` (``codemod/``).
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
+import json
 import os
 import shutil
 import stat
+import subprocess
+import sys
+import tempfile
 import textwrap
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: no pyproject settings are read
+    tomllib = None
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from fa4_patch.install import ENTRY_POINTS, FA4_MODULES
 
-WRAP_NAME = "_fa4_audit_wrap"
-PAIR_NAME = "_fa4_audit_normalize_pair"
 PACKAGE_DIR = "transformer_engine"
 FA4_ENTRY_MODULES = frozenset(FA4_MODULES)
 # where fa4_patch.wrap may be imported from
 FA4_PATCH_WRAP = frozenset({"fa4_patch.wrap", "fa4_patch.wrapper.wrap"})
+
+STYLES = ("wrapper", "kwargs", "import")
+BOUND_NAME = "_fa4_window_bound"
+SIZE_NAME = "_fa4_window_size"
+WRAP_NAME = "_fa4_window_wrapper"          # the default style's factory
+KWARGS_NAME = "_fa4_window_kwargs"         # the seed PR's kwargs-dict form
+IMPORT_NAME = "_fa4_patch_wrap"            # --style import: fa4_patch.wrap under this name
+HELPER_NAMES = (BOUND_NAME, SIZE_NAME, WRAP_NAME, KWARGS_NAME)
+
+# positional index of each entry point's window parameters, FA4 >= 4.0.0b9 (all releases since
+# read from the wheels: tests/test_patch_codemod.py checks them against b9 and the newest)
+POSITIONS = {
+    "flash_attn_func": (("size_at", 7),),
+    "flash_attn_varlen_func": (("size_at", 15),),
+    "_flash_attn_fwd": (("left_at", 15), ("right_at", 16)),
+    "_flash_attn_bwd": (("left_at", 9), ("right_at", 10)),
+}
 
 
 class CodemodError(Exception):
@@ -63,73 +110,88 @@ class CodemodError(Exception):
 
 # ----------------------------------------------------------------------------- helper text
 
-HELPER_SOURCE = '''\
-def _fa4_audit_normalize_pair(left, right):
-    """Map a negative window bound (TE: unbounded side) to None (FlashAttention 4: unbounded).
+_HELPERS = {
+    BOUND_NAME: '''\
+def _fa4_window_bound(bound):
+    """FlashAttention 4 spells an unbounded window side None; TE spells it -1."""
+    if isinstance(bound, int) and bound < 0:
+        return None
+    return bound
+''',
+    SIZE_NAME: '''\
+def _fa4_window_size(window_size):
+    """A (left, right) window with each negative bound replaced by None."""
+    if isinstance(window_size, tuple) and len(window_size) == 2:
+        return (_fa4_window_bound(window_size[0]), _fa4_window_bound(window_size[1]))
+    if isinstance(window_size, list) and len(window_size) == 2:
+        return [_fa4_window_bound(window_size[0]), _fa4_window_bound(window_size[1])]
+    return window_size
+''',
+    WRAP_NAME: '''\
+def _fa4_window_wrapper(fn, size_at=None, left_at=None, right_at=None):
+    """Pass negative window bounds to a FlashAttention 4 entry point as None (unbounded).
 
-    Added by fa4_patch: FA4 >= 4.0.0b30 reads a negative bound literally, so TE's causal (-1, 0)
-    would select no key at all. Keep this body to comparisons, isinstance, bool, int, TypeError,
-    if/raise/return and plain f-strings: fa4-audit runs it in a sandbox before trusting it.
+    FA4 >= 4.0.0b30 reads a negative bound literally, so TE's causal (-1, 0) would select
+    no key at all. ``size_at``, ``left_at`` and ``right_at`` are the positions of
+    ``window_size``, ``window_size_left`` and ``window_size_right``.
     """
-    if left is not None:
-        if isinstance(left, bool) or not isinstance(left, int):
-            raise TypeError(f"window_size_left must be an int or None, got {left}")
-        if left < 0:
-            left = None
-    if right is not None:
-        if isinstance(right, bool) or not isinstance(right, int):
-            raise TypeError(f"window_size_right must be an int or None, got {right}")
-        if right < 0:
-            right = None
-    return left, right
-
-
-def _fa4_audit_wrap(fn):
-    """Wrap a FlashAttention 4 entry point so negative window bounds reach it as None.
-
-    Added by fa4_patch. ``window_size`` (a pair) and ``window_size_left``/``window_size_right``
-    are normalised whether passed by keyword or by position; positions are read once, here.
-    """
-    if fn is None or getattr(fn, "_fa4_audit_wrapped", False):
-        return fn
-    import functools  # pylint: disable=import-outside-toplevel
-    import inspect  # pylint: disable=import-outside-toplevel
-
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    positional = [p.name for p in inspect.signature(fn).parameters.values() if p.kind in kinds]
-    slots = [
-        (name, positional.index(name) if name in positional else -1)
-        for name in ("window_size", "window_size_left", "window_size_right")
-    ]
-
-    def normalize(name, value):
-        if name == "window_size_left":
-            return _fa4_audit_normalize_pair(value, None)[0]
-        if name == "window_size_right":
-            return _fa4_audit_normalize_pair(None, value)[1]
-        if value is None:
-            return None
-        if not isinstance(value, (tuple, list)) or len(value) != 2:
-            raise TypeError(f"window_size must be a (left, right) pair or None, got {value!r}")
-        pair = _fa4_audit_normalize_pair(value[0], value[1])
-        return list(pair) if isinstance(value, list) else pair
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if args:
-            args = list(args)
-        for name, index in slots:
-            if 0 <= index < len(args):
-                args[index] = normalize(name, args[index])
-            elif name in kwargs:
-                kwargs[name] = normalize(name, kwargs[name])
+        args = list(args)
+        if size_at is not None and len(args) > size_at:
+            args[size_at] = _fa4_window_size(args[size_at])
+        if left_at is not None and len(args) > left_at:
+            args[left_at] = _fa4_window_bound(args[left_at])
+        if right_at is not None and len(args) > right_at:
+            args[right_at] = _fa4_window_bound(args[right_at])
+        if "window_size" in kwargs:
+            kwargs["window_size"] = _fa4_window_size(kwargs["window_size"])
+        if "window_size_left" in kwargs:
+            kwargs["window_size_left"] = _fa4_window_bound(kwargs["window_size_left"])
+        if "window_size_right" in kwargs:
+            kwargs["window_size_right"] = _fa4_window_bound(kwargs["window_size_right"])
         return fn(*args, **kwargs)
 
-    wrapper._fa4_audit_wrapped = True  # pylint: disable=protected-access
     return wrapper
-'''
+''',
+    KWARGS_NAME: '''\
+def _fa4_window_kwargs(fn):
+    """Pass negative window bounds to a FlashAttention 4 entry point as None (unbounded).
 
-IMPORT_SOURCE = "from fa4_patch import wrap as _fa4_audit_wrap\n"
+    FA4 >= 4.0.0b30 reads a negative bound literally, so TE's causal (-1, 0) would select
+    no key at all. TE passes windows by keyword: this rewrites the keyword arguments.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "window_size" in kwargs:
+            kwargs["window_size"] = _fa4_window_size(kwargs["window_size"])
+        if "window_size_left" in kwargs:
+            kwargs["window_size_left"] = _fa4_window_bound(kwargs["window_size_left"])
+        if "window_size_right" in kwargs:
+            kwargs["window_size_right"] = _fa4_window_bound(kwargs["window_size_right"])
+        return fn(*args, **kwargs)
+
+    return wrapper
+''',
+}
+
+STYLE_HELPERS = {"wrapper": (BOUND_NAME, SIZE_NAME, WRAP_NAME),
+                 "kwargs": (BOUND_NAME, SIZE_NAME, KWARGS_NAME), "import": ()}
+STYLE_WRAPPER = {"wrapper": WRAP_NAME, "kwargs": KWARGS_NAME, "import": IMPORT_NAME}
+
+
+def helper_source(style: str = "wrapper") -> str:
+    """The text the codemod writes into a module for ``style`` (two blank lines between defs)."""
+    if style == "import":
+        return IMPORT_SOURCE
+    return "\n\n".join(_HELPERS[n] for n in STYLE_HELPERS[style])
+
+
+HELPER_SOURCE = helper_source("wrapper")
+KWARGS_HELPER_SOURCE = helper_source("kwargs")
+IMPORT_SOURCE = f"from fa4_patch import wrap as {IMPORT_NAME}\n"
 
 
 def _strip_docstrings(tree: ast.AST) -> ast.AST:
@@ -142,27 +204,36 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
     return tree
 
 
-def _canonical_dump(source: str) -> str:
-    return ast.dump(_strip_docstrings(ast.parse(textwrap.dedent(source))))
+def _dump(node: ast.AST) -> str:
+    """A def's code with docstrings, positions and formatting left out."""
+    import copy
+
+    return ast.dump(_strip_docstrings(ast.Module([copy.deepcopy(node)], [])))
 
 
-_CANONICAL = {}
-for _node in ast.parse(HELPER_SOURCE).body:
-    _CANONICAL[_node.name] = ast.dump(_strip_docstrings(ast.Module([_node], [])))
-del _node
+_CANONICAL = {name: _dump(ast.parse(text).body[0]) for name, text in _HELPERS.items()}
+
+
+def wrap_call(style: str, name: str, entry: str) -> str:
+    """The wrap line's value for binding ``name`` of FA4 entry point ``entry``."""
+    if style == "wrapper":
+        extra = "".join(f", {k}={v}" for k, v in POSITIONS[entry])
+        return f"{WRAP_NAME}({name}{extra})"
+    return f"{STYLE_WRAPPER[style]}({name})"
 
 
 # ----------------------------------------------------------------------------- results
 
 @dataclass
 class FilePatch:
-    """What the codemod does to one file."""
+    """What the codemod does to one file. Line numbers are the ORIGINAL file's."""
 
     path: str                           # relative to the root, '/' separated
     before: str
     after: str
     wrapped: list[str] = field(default_factory=list)   # "N (line L)" per added wrap
-    helper: str | None = None           # "added" | "restored" | None
+    helper: str | None = None           # "added" | "restored" | "imported" | None
+    notes: list[str] = field(default_factory=list)     # formatter used / not available
 
     @property
     def changed(self) -> bool:
@@ -171,17 +242,19 @@ class FilePatch:
     def summary(self) -> str:
         parts = []
         if self.wrapped:
-            parts.append(f"wrapped {len(self.wrapped)} FA4 binding(s): {', '.join(self.wrapped)}")
+            parts.append(f"wrapped {len(self.wrapped)} FA4 binding(s) bound at {', '.join(self.wrapped)}")
         if self.helper:
-            what = ("from fa4_patch import wrap as " + WRAP_NAME if self.helper == "imported"
-                    else f"helpers {PAIR_NAME}, {WRAP_NAME}")
-            parts.append(f"{self.helper} {what}")
+            parts.append(f"{self.helper} the window normaliser")
         return "; ".join(parts) or "unchanged"
 
     def diff(self) -> str:
         return "".join(difflib.unified_diff(
             self.before.splitlines(keepends=True), self.after.splitlines(keepends=True),
             fromfile=f"a/{self.path}", tofile=f"b/{self.path}"))
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "after": self.after, "wrapped": self.wrapped,
+                "helper": self.helper, "notes": self.notes}
 
 
 # ----------------------------------------------------------------------------- name helpers
@@ -194,30 +267,6 @@ def _dotted(node: cst.BaseExpression | None) -> str | None:
         return None if base is None else f"{base}.{node.attr.value}"
     return None
 
-
-def _resolve_from(node: cst.ImportFrom, package: str) -> str | None:
-    """Absolute module of ``from ... import``; None for an unresolvable relative import."""
-    mod = _dotted(node.module) if node.module is not None else None
-    level = len(node.relative)
-    if level == 0:
-        return mod
-    parts = package.split(".") if package else []
-    if level - 1 > len(parts):
-        return None
-    base = parts[:len(parts) - (level - 1)]
-    if mod:
-        base = base + mod.split(".")
-    return ".".join(base) or None
-
-
-def _alias_local(alias: cst.ImportAlias) -> str:
-    if alias.asname is not None:
-        return alias.asname.name.value  # type: ignore[union-attr]
-    name = _dotted(alias.name) or ""
-    return name.split(".")[0]
-
-
-# ----------------------------------------------------------------------------- analysis
 
 def _ast_dotted(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
@@ -240,15 +289,17 @@ def _ast_resolve_from(node: ast.ImportFrom, package: str) -> str | None:
     return ".".join(base) or None
 
 
+# ----------------------------------------------------------------------------- analysis (ast)
+
 @dataclass
 class _Scan:
-    """What a fast ``ast`` pass learns about a module before libcst is needed at all."""
+    """What one ``ast`` pass learns about a module; libcst only sees what must change."""
 
-    fa4_imports: int = 0                                  # FA4 entry-point import statements
-    mentions_helper: bool = False                         # _fa4_audit_* defined or used
-    wrap_names: set = field(default_factory=lambda: {WRAP_NAME})
+    wrap_names: set = field(default_factory=lambda: {WRAP_NAME, KWARGS_NAME})
     attr_wrappers: set = field(default_factory=set)      # dotted, e.g. "fa4_patch.wrap"
     errors: list = field(default_factory=list)           # "line:col: message"
+    # FA4 entry-point imports: (ImportFrom node, [(local name, entry, alias line)])
+    imports: list = field(default_factory=list)
 
 
 def _scan(tree: ast.Module, package: str) -> _Scan:
@@ -272,6 +323,7 @@ def _scan(tree: ast.Module, package: str) -> _Scan:
             mod = _ast_resolve_from(node, package)
             if mod is None:
                 continue
+            bound = []
             for alias in node.names:
                 local = alias.asname or alias.name
                 full = f"{mod}.{alias.name}"
@@ -285,8 +337,10 @@ def _scan(tree: ast.Module, package: str) -> _Scan:
                     scan.wrap_names.add(local)
                 if full in FA4_ENTRY_MODULES:     # from flash_attn import cute, ...
                     module_aliases[local] = full
-            if mod in FA4_ENTRY_MODULES and any(a.name in ENTRY_POINTS for a in node.names):
-                scan.fa4_imports += 1
+                if mod in FA4_ENTRY_MODULES and alias.name in ENTRY_POINTS:
+                    bound.append((local, alias.name, getattr(alias, "lineno", node.lineno)))
+            if bound:
+                scan.imports.append((node, bound))
         elif isinstance(node, ast.Attribute):
             attrs.append(node)
         elif isinstance(node, ast.Call):
@@ -299,10 +353,6 @@ def _scan(tree: ast.Module, package: str) -> _Scan:
                     f"{node.lineno}:{node.col_offset + 1}: dynamic import of "
                     f"{node.args[0].value}: the codemod cannot wrap what it binds; import the "
                     "entry points by name")
-        elif isinstance(node, ast.FunctionDef) and node.name in (WRAP_NAME, PAIR_NAME):
-            scan.mentions_helper = True
-        elif isinstance(node, ast.Name) and node.id in (WRAP_NAME, PAIR_NAME):
-            scan.mentions_helper = True
     for node in attrs:
         dotted = _ast_dotted(node)
         if dotted is None:
@@ -318,51 +368,62 @@ def _scan(tree: ast.Module, package: str) -> _Scan:
                 f"attribute ({dotted}); there is no binding to wrap: import it by name (from "
                 f"{mod} import {attr}) or call fa4_patch.install()")
     scan.errors.sort(key=lambda e: tuple(int(x) for x in e.split(":")[:2]))
+    scan.imports.sort(key=lambda item: (item[0].lineno, item[0].col_offset))
     return scan
 
 
-def _is_wrapper_func(func: cst.BaseExpression, wrap_names: set[str],
-                     attr_wrappers: set[str]) -> bool:
-    if isinstance(func, cst.Name):
-        return func.value in wrap_names
-    d = _dotted(func)
-    return d is not None and d in attr_wrappers
+def _blocks(tree: ast.AST):
+    """Every statement list (block) of the module, the module body included."""
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield block
+        for h in getattr(node, "handlers", ()) or ():
+            yield h.body
+        for c in getattr(node, "cases", ()) or ():
+            yield c.body
 
 
-def _mentions(node: cst.CSTNode, name: str) -> bool:
-    found = False
-
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            nonlocal found
-            if n.value == name:
-                found = True
-
-    node.visit(V())
-    return found
+def _is_wrapper(func: ast.AST, scan: _Scan) -> bool:
+    if isinstance(func, ast.Name):
+        return func.id in scan.wrap_names or func.id == IMPORT_NAME
+    d = _ast_dotted(func)
+    return d is not None and d in scan.attr_wrappers
 
 
-def _wraps_name(small: cst.BaseSmallStatement, name: str, wrap_names, attr_wrappers) -> bool:
-    """``name = W(...name...)`` with W a recognised wrapper (at any depth of the value)."""
-    if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+def _wraps(stmt: ast.stmt, name: str, scan: _Scan) -> bool:
+    """``name = W(...name...)`` with W a recognised wrapper, at any depth of the value."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == name):
         return False
-    target = small.targets[0].target
-    if not (isinstance(target, cst.Name) and target.value == name):
-        return False
-    hit = False
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            nonlocal hit
-            if _is_wrapper_func(call.func, wrap_names, attr_wrappers) and any(
-                    _mentions(a.value, name) for a in call.args):
-                hit = True
-
-    small.value.visit(V())
-    return hit
+    for call in ast.walk(stmt.value):
+        if isinstance(call, ast.Call) and _is_wrapper(call.func, scan) and any(
+                isinstance(n, ast.Name) and n.id == name
+                for a in call.args for n in ast.walk(a)):
+            return True
+    return False
 
 
-def _small_statements(stmt: cst.BaseStatement | cst.BaseSmallStatement):
+def _missing_wraps(tree: ast.Module, scan: _Scan) -> dict[int, list[tuple[str, str, int]]]:
+    """import statement line -> the bindings it makes that no later statement of its block wraps."""
+    where: dict[int, tuple[list, int]] = {}
+    for block in _blocks(tree):
+        for i, stmt in enumerate(block):
+            where[id(stmt)] = (block, i)
+    out: dict[int, list] = {}
+    for node, bound in scan.imports:
+        block, i = where[id(node)]
+        later = block[i + 1:]
+        missing = [b for b in bound if not any(_wraps(s, b[0], scan) for s in later)]
+        if missing:
+            out[node.lineno] = missing
+    return out
+
+
+# ----------------------------------------------------------------------------- transform (libcst)
+
+def _small_statements(stmt):
     if isinstance(stmt, cst.SimpleStatementLine):
         return list(stmt.body)
     if isinstance(stmt, cst.BaseSmallStatement):
@@ -370,65 +431,56 @@ def _small_statements(stmt: cst.BaseStatement | cst.BaseSmallStatement):
     return []
 
 
-# ----------------------------------------------------------------------------- transform
-
 class _Patcher(cst.CSTTransformer):
-    def __init__(self, package: str, wrap_names: set[str], attr_wrappers: set[str]):
+    """Adds the wrap lines after the FA4 imports of one parsed top-level statement."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, missing: dict[int, list], offset: int, style: str):
         super().__init__()
-        self.package = package
-        self.wrap_names = wrap_names
-        self.attr_wrappers = attr_wrappers
-        self.wrapped: list[str] = []
+        self.missing = missing      # absolute import line -> [(name, entry, alias line)]
+        self.offset = offset        # absolute line of the segment's first line, minus one
+        self.style = style
+        self.done: list[tuple[str, int]] = []
         self.errors: list[str] = []
+        self._lines: dict[int, tuple] = {}
 
-    def _fa4_bindings(self, small: cst.BaseSmallStatement) -> list[str]:
-        if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+    def leave_ImportFrom(self, original_node, updated_node):
+        # metadata is keyed by the original node; the blocks see the updated one
+        line = self.get_metadata(PositionProvider, original_node).start.line + self.offset
+        self._lines[id(updated_node)] = (updated_node, line)
+        return updated_node
+
+    def _needs(self, small) -> list:
+        if not isinstance(small, cst.ImportFrom) or id(small) not in self._lines:
             return []
-        mod = _resolve_from(small, self.package)
-        if mod not in FA4_ENTRY_MODULES:
-            return []
-        out = []
-        for alias in small.names:
-            if (_dotted(alias.name) or "") in ENTRY_POINTS:
-                out.append(_alias_local(alias))
-        return out
+        return self.missing.get(self._lines[id(small)][1], [])
 
-    def _wrap_line(self, name: str) -> cst.Assign:
-        return cst.Assign(targets=[cst.AssignTarget(cst.Name(name))],
-                          value=cst.Call(cst.Name(WRAP_NAME), [cst.Arg(cst.Name(name))]))
-
-    def _covered(self, name: str, later: list) -> bool:
-        for stmt in later:
-            for small in _small_statements(stmt):
-                if _wraps_name(small, name, self.wrap_names, self.attr_wrappers):
-                    return True
-        return False
+    def _wrap_line(self, name: str, entry: str) -> cst.Assign:
+        value = cst.parse_expression(wrap_call(self.style, name, entry))
+        return cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=value)
 
     def _process(self, body: list) -> list:
         out = []
-        for i, stmt in enumerate(body):
+        for stmt in body:
             out.append(stmt)
             smalls = _small_statements(stmt)
             for k, small in enumerate(smalls):
-                names = self._fa4_bindings(small)
-                if not names:
-                    continue
-                missing = [n for n in names if not self._covered(n, body[i + 1:])]
-                if not missing:
+                needs = self._needs(small)
+                if not needs:
                     continue
                 if k != len(smalls) - 1:
                     self.errors.append(
                         f"FA4 import followed by another statement on the same line "
-                        f"({', '.join(missing)}): put the import on its own line")
+                        f"({', '.join(n for n, _, _ in needs)}): put the import on its own line")
                     continue
-                for name in missing:
-                    self.wrapped.append(name)
-                    out.append(cst.SimpleStatementLine([self._wrap_line(name)]))
+                for name, entry, line in needs:
+                    self.done.append((name, line))
+                    out.append(cst.SimpleStatementLine([self._wrap_line(name, entry)]))
         return out
 
     def leave_IndentedBlock(self, original_node, updated_node):
-        body = self._process(list(updated_node.body))
-        return updated_node.with_changes(body=body)
+        return updated_node.with_changes(body=self._process(list(updated_node.body)))
 
     def leave_Module(self, original_node, updated_node):
         return updated_node.with_changes(body=self._process(list(updated_node.body)))
@@ -437,141 +489,227 @@ class _Patcher(cst.CSTTransformer):
         # `try: from flash_attn.cute.interface import flash_attn_func` on one line
         smalls = list(updated_node.body)
         out = []
-        for i, small in enumerate(smalls):
+        for small in smalls:
             out.append(small)
-            for name in self._fa4_bindings(small):
-                if not self._covered(name, smalls[i + 1:]):
-                    self.wrapped.append(name)
-                    out.append(self._wrap_line(name))
+            for name, entry, line in self._needs(small):
+                self.done.append((name, line))
+                out.append(self._wrap_line(name, entry))
         if len(out) != len(smalls):
             out = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in out]
         return updated_node.with_changes(body=out)
 
 
-def _uses_wrap(stmt: cst.CSTNode, package: str | None = None) -> bool:
-    """``stmt`` calls ``_fa4_audit_wrap`` (or, with ``package``, imports an FA4 entry point:
-    the helper goes before the binding, not between the binding and its wrap line)."""
-    hit = False
+# ----------------------------------------------------------------------------- formatter
 
-    class V(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            nonlocal hit
-            if isinstance(call.func, cst.Name) and call.func.value == WRAP_NAME:
-                hit = True
+@dataclass(frozen=True)
+class Formatter:
+    """The audited tree's own formatter, as its configuration names it."""
 
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            nonlocal hit
-            if package is None or isinstance(node.names, cst.ImportStar):
-                return
-            if _resolve_from(node, package) in FA4_ENTRY_MODULES and any(
-                    (_dotted(a.name) or "") in ENTRY_POINTS for a in node.names):
-                hit = True
+    tool: str                           # "black" | "ruff" | "none"
+    source: str                         # where it was read: "pyproject.toml", ".pre-commit-config.yaml"
+    options: tuple = ()                 # black: (key, value) pairs of black.Mode; ruff: args
+    pinned: str | None = None           # the version the tree pins (pre-commit rev)
+    root: str = ""                      # the tree (ruff reads its config from there)
 
-    stmt.visit(V())
-    return hit
+    def key(self) -> str:
+        return json.dumps([self.tool, self.source, list(self.options), self.pinned, _tool_version(self.tool)])
 
-
-def _helper_defs(module: cst.Module) -> dict[str, int]:
-    """Top-level statements that define the helpers: name -> index in module.body."""
-    out: dict[str, int] = {}
-    for i, stmt in enumerate(module.body):
-        if isinstance(stmt, cst.FunctionDef) and stmt.name.value in (WRAP_NAME, PAIR_NAME):
-            out.setdefault(stmt.name.value, i)
-        for small in _small_statements(stmt):
-            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-                mod = _dotted(small.module) if small.module is not None else None
-                if small.relative or mod is None:
-                    continue
-                for alias in small.names:
-                    if (_alias_local(alias) == WRAP_NAME
-                            and f"{mod}.{_dotted(alias.name)}" in FA4_PATCH_WRAP):
-                        out.setdefault("import", i)
-    return out
+    def describe(self) -> str:
+        if self.tool == "none":
+            return self.source or "no formatter configured in the tree"
+        have = _tool_version(self.tool)
+        pin = f", the tree pins {self.pinned}" if self.pinned else ""
+        return f"{self.tool} {have or '(not installed)'} with the tree's settings ({self.source}{pin})"
 
 
-def _helper_statements(mode: str, newline: str = "\n") -> list[cst.BaseStatement]:
-    src = HELPER_SOURCE if mode == "inline" else IMPORT_SOURCE
-    # the docstrings' line breaks are inside string tokens: give them the file's own
-    stmts = list(cst.parse_module(src.replace("\n", newline)).body)
-    blank = cst.EmptyLine()
+def _tool_version(tool: str) -> str | None:
+    if tool == "black":
+        try:
+            import black
+        except ImportError:
+            return None
+        return black.__version__
+    if tool == "ruff":
+        exe = shutil.which("ruff")
+        if exe is None:
+            return None
+        try:
+            out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip().split()[-1] if out.returncode == 0 and out.stdout.strip() else None
+    return None
+
+
+_BLACK_FLAGS = {"--preview": ("preview", True), "--skip-string-normalization": ("string_normalization", False),
+                "-S": ("string_normalization", False),
+                "--skip-magic-trailing-comma": ("magic_trailing_comma", False),
+                "-C": ("magic_trailing_comma", False), "--unstable": ("unstable", True)}
+
+
+def _black_options_from_args(args: list[str], opts: dict) -> None:
+    i = 0
+    while i < len(args):
+        a = str(args[i])
+        key, _, val = a.partition("=")
+        takes = key in ("--line-length", "-l", "--enable-unstable-feature", "--target-version", "-t")
+        if takes and not _ and i + 1 < len(args):
+            val = str(args[i + 1])
+            i += 1
+        if key in ("--line-length", "-l"):
+            opts["line_length"] = int(val)
+        elif key == "--enable-unstable-feature":
+            opts.setdefault("enabled_features", []).append(val)
+        elif key in ("--target-version", "-t"):
+            opts.setdefault("target_versions", []).append(val)
+        elif key in _BLACK_FLAGS:
+            k, v = _BLACK_FLAGS[key]
+            opts[k] = v
+        i += 1
+
+
+def _black_options_from_toml(conf: dict, opts: dict) -> None:
+    if "line-length" in conf:
+        opts["line_length"] = int(conf["line-length"])
+    for k, mk, v in (("preview", "preview", True), ("unstable", "unstable", True),
+                     ("skip-string-normalization", "string_normalization", False),
+                     ("skip-magic-trailing-comma", "magic_trailing_comma", False)):
+        if conf.get(k):
+            opts[mk] = v
+    if conf.get("enable-unstable-feature"):
+        opts["enabled_features"] = list(conf["enable-unstable-feature"])
+    if conf.get("target-version"):
+        opts["target_versions"] = list(conf["target-version"])
+
+
+def detect_formatter(root: str | os.PathLike) -> Formatter:
+    """Read the tree's formatter from ``pyproject.toml`` and ``.pre-commit-config.yaml``.
+
+    black: ``[tool.black]`` settings, then the black hook's ``args`` (pre-commit passes them on
+    the command line, where they win). ruff-format: a ``ruff-format`` hook, or
+    ``[tool.ruff.format]``. Neither: no formatting (the inserted code is already black-style).
+    """
+    root = Path(root)
+    opts: dict = {}
+    source: list[str] = []
+    pinned = None
+    tool = None
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file() and tomllib is not None:
+        try:
+            conf = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise CodemodError(f"{pyproject}: cannot read ({exc})") from None
+        t = conf.get("tool", {})
+        if "black" in t:
+            tool = "black"
+            _black_options_from_toml(t["black"], opts)
+            source.append("pyproject.toml [tool.black]")
+        elif "format" in t.get("ruff", {}):
+            tool = "ruff"
+            source.append("pyproject.toml [tool.ruff.format]")
+    pre = root / ".pre-commit-config.yaml"
+    if pre.is_file():
+        try:
+            import yaml
+        except ImportError:
+            yaml = None
+        if yaml is None and tool is None:
+            return Formatter("none", ".pre-commit-config.yaml not read: PyYAML is not installed")
+        if yaml is not None:
+            try:
+                conf = yaml.safe_load(pre.read_text(encoding="utf-8")) or {}
+            except (OSError, yaml.YAMLError) as exc:
+                raise CodemodError(f"{pre}: cannot read ({exc})") from None
+            for repo in conf.get("repos", []) or []:
+                for hook in repo.get("hooks", []) or []:
+                    hid = hook.get("id")
+                    if hid in ("black", "black-jupyter") and tool in (None, "black"):
+                        tool = "black"
+                        _black_options_from_args(list(hook.get("args", []) or []), opts)
+                        pinned = str(repo.get("rev", "")) or None
+                        source.append(".pre-commit-config.yaml black hook")
+                    elif hid == "ruff-format" and tool in (None, "ruff"):
+                        tool = "ruff"
+                        pinned = str(repo.get("rev", "")) or None
+                        source.append(".pre-commit-config.yaml ruff-format hook")
+    if tool is None:
+        return Formatter("none", "")
+    return Formatter(tool, " + ".join(source), tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
+                                                           for k, v in opts.items())),
+                     pinned, str(root))
+
+
+def _black_mode(fmt: Formatter):
+    import black
+
+    kw = dict(fmt.options)
+    mode = {}
+    if "line_length" in kw:
+        mode["line_length"] = kw["line_length"]
+    for k in ("preview", "unstable", "string_normalization", "magic_trailing_comma"):
+        if k in kw:
+            mode[k] = kw[k]
+    if "enabled_features" in kw:
+        feats = set()
+        for name in kw["enabled_features"]:
+            try:
+                feats.add(black.Preview[name])
+            except KeyError:
+                raise CodemodError(f"black {black.__version__} has no feature {name!r} "
+                                   f"(the tree's formatter settings name it)") from None
+        mode["enabled_features"] = feats
+    if "target_versions" in kw:
+        mode["target_versions"] = {black.TargetVersion[v.upper()] for v in kw["target_versions"]}
+    return black.Mode(**mode)
+
+
+def _changed_ranges(before: list[str], after: list[str],
+                    context: frozenset[int] = frozenset()) -> list[tuple[int, int]]:
+    """1-based inclusive line ranges of ``after`` that are not in ``before``. An insertion
+    right after an original line in ``context`` (the last line of an FA4 import) takes that
+    line along: the blank line black wants after an import block belongs to the insertion."""
     out = []
-    for i, s in enumerate(stmts):
-        lines = [blank, blank] if (mode == "inline" or i) else [blank]
-        out.append(s.with_changes(leading_lines=lines))
+    sm = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for op, i1, _, j1, j2 in sm.get_opcodes():
+        if op in ("insert", "replace") and j2 > j1:
+            out.append((j1 if (op == "insert" and i1 in context and j1 >= 1) else j1 + 1, j2))
     return out
 
 
-def _ensure_helpers(module: cst.Module, mode: str,
-                    package: str) -> tuple[cst.Module, str | None]:
-    """Add (or restore) the helper the wrap lines call; returns the module and what it did."""
-    first_use = next((i for i, s in enumerate(module.body) if _uses_wrap(s)), None)
-    defs = _helper_defs(module)
-    body = list(module.body)
-    if "import" in defs:
-        if first_use is not None and defs["import"] > first_use:
-            raise CodemodError(f"{WRAP_NAME} is imported after its first use")
-        return module, None
-    if WRAP_NAME in defs or PAIR_NAME in defs:
-        # present: check each against the canonical code, restore what differs or is missing
-        canonical = {s.name.value: s for s in _helper_statements("inline",
-                                                                 module.default_newline)}
-        changed = False
-        for name in (PAIR_NAME, WRAP_NAME):
-            if name in defs:
-                node = body[defs[name]]
-                code = cst.Module([]).code_for_node(node.with_changes(leading_lines=[]))
-                try:
-                    same = _canonical_dump(code) == _CANONICAL[name]
-                except SyntaxError:
-                    same = False
-                if not same:
-                    body[defs[name]] = canonical[name].with_changes(
-                        leading_lines=node.leading_lines)
-                    changed = True
-        missing = [n for n in (PAIR_NAME, WRAP_NAME) if n not in defs]
-        if missing:
-            at = min(defs.values())
-            for name in reversed(missing):
-                body.insert(at if name == PAIR_NAME else at + 1, canonical[name])
-            changed = True
-        defs = _helper_defs(module.with_changes(body=body))
-        if first_use is not None:
-            first_use = next(i for i, s in enumerate(body) if _uses_wrap(s))
-            if max(defs.values()) > first_use:
-                raise CodemodError(f"{WRAP_NAME} / {PAIR_NAME} are defined after the first use "
-                                   f"of {WRAP_NAME}")
-        return module.with_changes(body=body), ("restored" if changed else None)
-    if first_use is None:
-        return module, None
-    # insert before the first statement that binds FA4 or calls the wrapper
-    first_use = next(i for i, s in enumerate(module.body) if _uses_wrap(s, package))
-    helpers = _helper_statements(mode, module.default_newline)
-    if mode == "import":
-        # right after the last top-level import above the first use (keeps imports together)
-        last = None
-        for i in range(first_use):
-            smalls = _small_statements(body[i])
-            if smalls and all(isinstance(x, (cst.Import, cst.ImportFrom)) for x in smalls):
-                last = i
-        if last is not None:
-            body.insert(last + 1, helpers[0].with_changes(leading_lines=[]))
-            return module.with_changes(body=body), "imported"
-    anchor = body[first_use]
-    # two blank lines between the helper and what follows (PEP 8 / black)
-    lead = list(anchor.leading_lines)
-    blanks = 0
-    for line in lead:
-        if line.comment is None and not line.whitespace.value.strip():
-            blanks += 1
-        else:
-            break
-    if blanks < 2 and mode == "inline":
-        lead = [cst.EmptyLine()] * (2 - blanks) + lead
-    if first_use == 0:
-        helpers[0] = helpers[0].with_changes(leading_lines=[])
-    body[first_use] = anchor.with_changes(leading_lines=lead)
-    body[first_use:first_use] = helpers
-    return module.with_changes(body=body), ("added" if mode == "inline" else "imported")
+def format_changed(before: str, after: str, fmt: Formatter, path: str,
+                   context: frozenset[int] = frozenset()) -> tuple[str, list[str]]:
+    """Run the tree's formatter on the lines ``after`` adds to ``before``, and only those."""
+    if fmt.tool == "none" or before == after:
+        return after, ([f"formatter: {fmt.describe()}"] if fmt.tool == "none" and before != after else [])
+    ranges = _changed_ranges(before.splitlines(), after.splitlines(), context)
+    note = f"formatted with {fmt.describe()}"
+    if fmt.tool == "black":
+        try:
+            import black
+        except ImportError:
+            return after, [f"not formatted: black is not installed ({fmt.source} asks for it)"]
+        try:
+            out = black.format_str(after, mode=_black_mode(fmt), lines=ranges)
+        except Exception as exc:  # black refuses its input: report, keep the unformatted text
+            raise CodemodError(f"{path}: black could not format the patched file: "
+                               f"{type(exc).__name__}: {exc}") from None
+        return out, [note]
+    exe = shutil.which("ruff")
+    if exe is None:
+        return after, [f"not formatted: ruff is not installed ({fmt.source} asks for it)"]
+    for start, end in ranges:
+        try:
+            proc = subprocess.run([exe, "format", "--range", f"{start}-{end}", "--stdin-filename",
+                                   str(Path(fmt.root) / path), "-"], input=after,
+                                  capture_output=True, text=True, cwd=fmt.root, timeout=120)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise CodemodError(f"{path}: ruff format failed: {exc}") from None
+        if proc.returncode != 0:
+            msg = (proc.stderr.strip().splitlines() or ["no output"])[0]
+            raise CodemodError(f"{path}: ruff format failed: {msg}")
+        after = proc.stdout
+    return after, [note]
 
 
 # ----------------------------------------------------------------------------- per file
@@ -585,14 +723,91 @@ def module_name(rel: str) -> tuple[str, str]:
     return ".".join(parts), ".".join(parts[:-1])
 
 
-def patch_source(source: str, path: str = "transformer_engine/m.py", *,
-                 mode: str = "inline") -> FilePatch:
+def _first_line(stmt: ast.stmt) -> int:
+    decos = getattr(stmt, "decorator_list", None) or []
+    return min([stmt.lineno] + [d.lineno for d in decos])
+
+
+def _spans(tree: ast.Module, lines_needed: set[int]) -> list[tuple[int, int]]:
+    """Line spans (1-based, inclusive) of the top-level statements holding those import lines,
+    merged where statements share a line (``a; b``)."""
+    spans = []
+    for stmt in tree.body:
+        lo, hi = _first_line(stmt), stmt.end_lineno
+        if any(lo <= n <= hi for n in lines_needed):
+            spans.append([lo, hi])
+    for stmt in tree.body:   # a statement sharing a line with a span joins it
+        lo, hi = _first_line(stmt), stmt.end_lineno
+        for s in spans:
+            if lo <= s[1] and hi >= s[0]:
+                s[0], s[1] = min(s[0], lo), max(s[1], hi)
+    spans.sort()
+    merged: list[list[int]] = []
+    for s in spans:
+        if merged and s[0] <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], s[1])
+        else:
+            merged.append(list(s))
+    return [(a, b) for a, b in merged]
+
+
+def _leading_comment_start(lines: list[str], first: int) -> int:
+    """The first line (1-based) of the comment block directly above line ``first``."""
+    i = first - 1
+    while i >= 1 and lines[i - 1].lstrip().startswith("#"):
+        i -= 1
+    return i + 1
+
+
+def _functools_line(tree: ast.Module, source_lines: list[str]) -> int | None:
+    """Where ``import functools`` goes (1-based line to insert before), or None when present."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import) and any(a.name == "functools" and a.asname is None
+                                                for a in stmt.names):
+            return None
+    block = []
+    started = False
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            block.append(stmt)
+            started = True
+        elif started:
+            break
+        elif not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+            if not (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"):
+                break
+    block = [s for s in block if not (isinstance(s, ast.ImportFrom) and s.module == "__future__")]
+    if not block:
+        first = next((s for s in tree.body if not (
+            isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+            and not (isinstance(s, ast.ImportFrom) and s.module == "__future__")), None)
+        return _first_line(first) if first is not None else len(source_lines) + 1
+    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+
+    def modname(s):
+        return (s.names[0].name if isinstance(s, ast.Import) else (s.module or "")).lower()
+
+    std = [s for s in block if modname(s).split(".")[0] in stdlib and getattr(s, "level", 0) == 0]
+    for s in std:
+        if modname(s) > "functools":
+            return s.lineno
+    if not std:
+        return _first_line(block[0])
+    return std[-1].end_lineno + 1
+
+
+def patch_source(source: str, path: str = "transformer_engine/m.py", *, style: str = "wrapper",
+                 formatter: Formatter | None = None, mode: str | None = None) -> FilePatch:
     """Patch one module's source. ``path`` (relative, '/'-separated) resolves relative imports.
 
     Raises CodemodError (one line, prefixed with the path) when it cannot be patched.
+    ``mode`` is the old spelling of ``style`` ("inline" = "wrapper", "import").
     """
-    if mode not in ("inline", "import"):
-        raise ValueError(f"mode must be 'inline' or 'import', not {mode!r}")
+    if mode is not None:
+        style = {"inline": "wrapper"}.get(mode, mode)
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
+    formatter = formatter or Formatter("none", "")
     _, package = module_name(path)
     try:
         tree = ast.parse(source, filename=path)
@@ -601,46 +816,136 @@ def patch_source(source: str, path: str = "transformer_engine/m.py", *,
                            f"{exc.msg}") from None
     except ValueError as exc:   # e.g. NUL bytes
         raise CodemodError(f"{path}: cannot parse: {exc}") from None
-    scanner = _scan(tree, package)
-    if scanner.errors:
-        raise CodemodError(f"{path}:{scanner.errors[0]}")
-    if not scanner.fa4_imports and not scanner.mentions_helper:
+    scan = _scan(tree, package)
+    if scan.errors:
+        raise CodemodError(f"{path}:{scan.errors[0]}")
+    missing = _missing_wraps(tree, scan)
+    helper_defs = {s.name: s for s in tree.body
+                   if isinstance(s, ast.FunctionDef) and s.name in HELPER_NAMES}
+    if not missing and not helper_defs:
         return FilePatch(path=path, before=source, after=source)
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        msg = str(exc).strip().splitlines()[0]
-        raise CodemodError(f"{path}:{exc.raw_line}:{exc.raw_column + 1}: cannot parse: "
-                           f"{msg}") from None
-    patcher = _Patcher(package, scanner.wrap_names, scanner.attr_wrappers)
-    new = module.visit(patcher)
-    if patcher.errors:
-        raise CodemodError(f"{path}: {patcher.errors[0]}")
-    try:
-        new, helper = _ensure_helpers(new, mode, package)
-    except CodemodError as exc:
-        raise CodemodError(f"{path}: {exc}") from None
-    after = new.code
-    result = FilePatch(path=path, before=source, after=after, helper=helper)
-    if result.changed:
+
+    newline = "\r\n" if "\r\n" in source else "\n"
+    lines = source.splitlines(keepends=True)
+    edits: list[tuple[int, int, list[str]]] = []      # (first line, last line + 1, new lines), 1-based
+    done: list[tuple[str, int]] = []
+
+    # 1. the wrap lines: parse (libcst) only the top-level statements that hold those imports
+    for lo, hi in _spans(tree, set(missing)):
+        segment = "".join(lines[lo - 1:hi])
+        try:
+            module = cst.parse_module(segment)
+        except cst.ParserSyntaxError as exc:
+            msg = str(exc).strip().splitlines()[0]
+            raise CodemodError(f"{path}:{exc.raw_line + lo - 1}:{exc.raw_column + 1}: cannot parse: "
+                               f"{msg}") from None
+        patcher = _Patcher(missing, lo - 1, "wrapper" if style == "wrapper" else style)
+        new = MetadataWrapper(module, unsafe_skip_copy=True).visit(patcher)
+        if patcher.errors:
+            raise CodemodError(f"{path}: {patcher.errors[0]}")
+        done += patcher.done
+        edits.append((lo, hi + 1, new.code.splitlines(keepends=True)))
+
+    # 2. the helpers: restore the ones that differ, add the ones the module needs
+    helper = None
+    names_used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    if style == "import":
+        wanted = []
+    else:
+        wanted = [n for n in STYLE_HELPERS[style] if missing or n in names_used]
+    present_wrappers = [n for n in (WRAP_NAME, KWARGS_NAME) if n in names_used or n in helper_defs]
+    for n in present_wrappers:          # a wrapper the module already uses needs its helpers
+        for dep in (BOUND_NAME, SIZE_NAME, n):
+            if dep not in wanted:
+                wanted.append(dep)
+    restored = False
+    for name, node in helper_defs.items():
+        if _dump(node) != _CANONICAL[name]:
+            lo = _first_line(node)
+            text = _HELPERS[name].replace("\n", newline)
+            edits.append((lo, node.end_lineno + 1, text.splitlines(keepends=True)))
+            restored = True
+    to_add = [n for n in (BOUND_NAME, SIZE_NAME, WRAP_NAME, KWARGS_NAME)
+              if n in wanted and n not in helper_defs]
+    first_use = None
+    for idx, stmt in enumerate(tree.body):
+        if isinstance(stmt, ast.FunctionDef) and stmt.name in HELPER_NAMES:
+            continue
+        uses = any(isinstance(n, ast.Name) and n.id in (WRAP_NAME, KWARGS_NAME, IMPORT_NAME)
+                   for n in ast.walk(stmt))
+        holds = any(_first_line(stmt) <= ln <= stmt.end_lineno for ln in missing)
+        if uses or holds:
+            first_use = stmt
+            break
+    if first_use is not None and any(_first_line(d) > first_use.lineno for d in helper_defs.values()):
+        raise CodemodError(f"{path}: the window helpers are defined after their first use "
+                           f"(line {first_use.lineno})")
+    if style == "import" and missing:
+        has_import = any(isinstance(s, ast.ImportFrom) and any(a.asname == IMPORT_NAME for a in s.names)
+                         for s in tree.body)
+        if not has_import:
+            at = _import_insertion(tree, first_use)
+            edits.append((at, at, [IMPORT_SOURCE.replace("\n", newline)]))
+            helper = "imported"
+    elif to_add and first_use is not None:
+        anchor = first_use
+        if helper_defs:   # next to the helpers that are there
+            anchor = min(helper_defs.values(), key=_first_line)
+        at = _leading_comment_start([ln.rstrip("\r\n") for ln in lines], _first_line(anchor))
+        text = "\n\n".join(_HELPERS[n] for n in to_add)
+        blank_before = 0
+        k = at - 2
+        while k >= 0 and not lines[k].strip():
+            blank_before += 1
+            k -= 1
+        head = "\n" * max(0, 2 - blank_before) if k >= 0 else ""
+        fl = _functools_line(tree, lines)
+        if fl is not None and fl > at:     # the wrap lines call functools.wraps: import it first
+            fl = at
+        if fl == at:        # nothing above the helpers: the import goes first, in the block
+            lead = "\n" if k >= 0 and blank_before == 0 else ""
+            head, fl = lead + "import functools\n\n\n", None
+        block = head + text + "\n\n"
+        edits.append((at, at, block.replace("\n", newline).splitlines(keepends=True)))
+        helper = "added"
+        if fl is not None:
+            edits.append((fl, fl, [f"import functools{newline}"]))
+    if restored and helper is None:
+        helper = "restored"
+
+    # apply, last first (insertions at the same line keep their order: functools before helpers)
+    new_lines = list(lines)
+    for lo, hi, repl in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
+        new_lines[lo - 1:hi - 1] = repl
+    after = "".join(new_lines)
+    notes: list[str] = []
+    if after != source:
+        ends = frozenset(node.end_lineno for node, _ in scan.imports if node.lineno in missing)
+        after, notes = format_changed(source, after, formatter, path, ends)
         try:
             compile(after, path, "exec", dont_inherit=True)
         except SyntaxError as exc:  # pragma: no cover - a bug in this codemod
             raise CodemodError(f"{path}: the patched file does not compile ({exc.msg}, line "
                                f"{exc.lineno}); nothing written") from None
-        lines = {}
-        for i, line in enumerate(after.splitlines(), 1):
-            s = line.strip()
-            if s.endswith(f"= {WRAP_NAME}({s.split(' =')[0]})"):
-                lines.setdefault(s.split(" =")[0], []).append(i)
-        seen: dict[str, int] = {}
-        for name in patcher.wrapped:
-            k = seen.get(name, 0)
-            seen[name] = k + 1
-            at = lines.get(name, [])
-            result.wrapped.append(f"{name} (line {at[k]})" if k < len(at) else name)
+    result = FilePatch(path=path, before=source, after=after, helper=helper, notes=notes)
+    result.wrapped = [f"{name} (line {line})" for name, line in sorted(done, key=lambda d: (d[1], d[0]))]
     return result
 
+
+def _import_insertion(tree: ast.Module, first_use: ast.stmt | None) -> int:
+    """Right after the last top-level import above the first use (keeps imports together)."""
+    last = None
+    for stmt in tree.body:
+        if first_use is not None and stmt is first_use:
+            break
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            last = stmt
+    if last is not None:
+        return last.end_lineno + 1
+    return _first_line(first_use) if first_use is not None else 1
+
+
+# ----------------------------------------------------------------------------- trees
 
 def find_root(te_dir: str | os.PathLike) -> Path:
     """The folder holding ``transformer_engine/`` (accepts that package folder itself too)."""
@@ -655,8 +960,12 @@ def find_root(te_dir: str | os.PathLike) -> Path:
                        f"holds {PACKAGE_DIR}/)")
 
 
+_MARKERS = (b"_fa4_window_",)
+
+
 def iter_candidates(root: Path):
-    """Files of the package that can bind FA4 (they spell ``flash_attn`` and ``cute``)."""
+    """Files of the package that can bind FA4 (they spell ``flash_attn`` and ``cute``), or
+    that hold the helpers (re-checked against the canonical code)."""
     base = root / PACKAGE_DIR
     for dirpath, dirnames, filenames in os.walk(base):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
@@ -671,23 +980,68 @@ def iter_candidates(root: Path):
                     data = path.read_bytes()
                 except OSError as exc:
                     raise CodemodError(f"{path}: cannot read ({exc.strerror})") from None
-                # an FA4 import spells both words (absolute imports; nothing in the package
-                # can reach flash_attn.cute by a relative one); helper files are re-checked
-                if (b"flash_attn" in data and b"cute" in data) or WRAP_NAME.encode() in data:
+                if (b"flash_attn" in data and b"cute" in data) or any(m in data for m in _MARKERS):
                     yield path, data
 
 
-def plan(te_dir: str | os.PathLike, *, mode: str = "inline") -> list[FilePatch]:
-    """Patch (in memory) every candidate file under ``te_dir``; nothing is written."""
+def _cache_dir() -> Path:
+    base = os.environ.get("FA4_AUDIT_CACHE")
+    if base:
+        return Path(base) / "codemod"
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "fa4-audit" / "codemod"
+
+
+def _own_digest() -> str:
+    h = hashlib.sha256()
+    here = Path(__file__).resolve()
+    for f in (here, here.parent / "install.py"):
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def _cached_patch(rel: str, data: bytes, style: str, fmt: Formatter, use_cache: bool) -> FilePatch:
+    text = None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CodemodError(f"{rel}: not UTF-8 ({exc.reason})") from None
+    key = hashlib.sha256("\0".join([_own_digest(), rel, style, fmt.key()]).encode()
+                         + b"\0" + data).hexdigest()[:40]
+    f = _cache_dir() / f"{key}.json"
+    if use_cache:
+        try:
+            d = json.loads(f.read_text(encoding="utf-8"))
+            return FilePatch(path=rel, before=text, after=d["after"], wrapped=d["wrapped"],
+                             helper=d["helper"], notes=d["notes"])
+        except (OSError, ValueError, KeyError):
+            pass
+    patch = patch_source(text, rel, style=style, formatter=fmt)
+    if use_cache:
+        try:
+            f.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=f.parent, prefix=".tmp-")
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(patch.to_json(), out)
+            os.replace(tmp, f)
+        except OSError:
+            pass
+    return patch
+
+
+def plan(te_dir: str | os.PathLike, *, style: str = "wrapper", mode: str | None = None,
+         formatter: Formatter | None = None, use_cache: bool = True) -> list[FilePatch]:
+    """Patch (in memory) every candidate file under ``te_dir``; nothing is written.
+
+    The formatter is the tree's own (:func:`detect_formatter`) unless one is given."""
+    if mode is not None:
+        style = {"inline": "wrapper"}.get(mode, mode)
     root = find_root(te_dir)
+    fmt = formatter if formatter is not None else detect_formatter(root)
     out = []
     for path, data in iter_candidates(root):
         rel = path.relative_to(root).as_posix()
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise CodemodError(f"{rel}: not UTF-8 ({exc.reason})") from None
-        out.append(patch_source(text, rel, mode=mode))
+        out.append(_cached_patch(rel, data, style, fmt, use_cache))
     return out
 
 

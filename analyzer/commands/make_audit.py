@@ -62,5 +62,6 @@ def run(args, stdout, stderr) -> int:
     colour = use_colour(stdout, args.color)
     stdout.write("\n".join(colour_verdicts(ln, colour) for ln in lines) + "\n")
     stdout.write(f"reports: {out}/released/audit.md, {out}/patched/audit.md\n")
-    ran = released.verdict != "error" and patched.verdict != "error"
+    # the audits' own decisions: "ran" means neither decided "could not analyse"
+    ran = released.exit_code != EXIT_ERROR and patched.exit_code != EXIT_ERROR
     return EXIT_CLEAN if ran else EXIT_ERROR
