@@ -13,7 +13,7 @@ so tests run them in-process.
 # name -> module, in the order shown in --help. Only the chosen command's module is imported
 # (some pull in libcst or torch), so the one-line help of each lives here.
 COMMAND_MODULES = {"table": "table", "history": "history", "sites": "sites", "audit": "audit",
-                   "make-audit": "make_audit", "verify-gpu": "verify_gpu"}
+                   "make-audit": "make_audit", "verify-gpu": "verify_gpu", "upgrade": "upgrade"}
 COMMAND_HELP = {
     "table": "equivalence table: TE's window pairs through each FA4 resolver, as-is and normalised",
     "history": "every flash-attn-4 release: resolver variant, fingerprint, whether TE's pairs break",
@@ -21,4 +21,5 @@ COMMAND_HELP = {
     "audit": "equivalence table + call-site coverage + codemod dry run, written as md/json/sarif",
     "make-audit": "audit TE as released AND the same tree patched by fa4_patch (what `make audit` runs)",
     "verify-gpu": "run TE's window pairs through the real FA4 kernels (SM90/SM100 GPU), as-is and wrapped",
+    "upgrade": "upgrade hazards: version gates, CI blind spots (FA4 off, old pins, same-backend CP), API drift",
 }
