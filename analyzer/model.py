@@ -40,8 +40,9 @@ class Finding:
     """One reportable result, ruff-style: ``path:line:col CODE message``.
 
     ``via`` says how the window or callee got there, one step a string, binding first.
-    ``level`` is "error" for findings that make the verdict unsafe, "note" for information,
-    "failure" for could-not-analyse (the verdict becomes "error").
+    ``level`` is "error" for findings that make the verdict unsafe (something is broken),
+    "unknown" for what could not be proved (the verdict becomes "unknown", never "safe"),
+    "note" for information, "failure" for could-not-analyse (the verdict becomes "error").
     """
 
     code: str                 # stable, e.g. "FA4S001"
@@ -51,7 +52,7 @@ class Finding:
     line: int = 0             # 1-based; 0 when not tied to a line
     col: int = 0              # 1-based; 0 when not tied to a column
     via: tuple[str, ...] = ()
-    level: Literal["error", "note", "failure"] = "error"
+    level: Literal["error", "unknown", "note", "failure"] = "error"
 
     def location(self) -> str:
         if not self.path:

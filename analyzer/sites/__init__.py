@@ -165,9 +165,32 @@ class _Parser:
 
 
 def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence[str] = (),
-               jobs: int | None = None, use_cache: bool = True, progress=None) -> SitesReport:
+               jobs: int | None = None, use_cache: bool = True, progress=None,
+               fa4_modules: Sequence[str] = (), resolvers=None, fa4_params=None) -> SitesReport:
     """Audit every .py file under ``root/package_dir`` (or ``root``). Never returns "safe" for
-    code it did not see: unreadable or unparseable relevant files are failures (verdict error)."""
+    code it did not see: unreadable or unparseable relevant files are failures (verdict error).
+
+    ``fa4_modules``: extra FA4 origin modules (also read from ``[tool.fa4-audit] fa4-modules``
+    of ``root/pyproject.toml``); ``resolvers``: the audited FA4 releases
+    (``pairs.resolvers_for(sources)``; default: the transcribed pre- and post-#2490 rules);
+    ``fa4_params``: entry -> (parameter names, required count) of the newest audited release.
+    ``wrappers`` is accepted for compatibility and ignored: wrappers are judged by behaviour."""
+    B.EXTRA_FA4.clear()
+    try:
+        return _audit_tree(Path(root), package_dir, jobs, use_cache, progress,
+                           tuple(fa4_modules), resolvers, fa4_params or {})
+    finally:
+        B.EXTRA_FA4.clear()
+
+
+def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules, resolvers,
+                fa4_params) -> SitesReport:
+    from analyzer.sites import escape as E
+    from analyzer.sites import pairs as P
+    from analyzer.sites import reach as RC
+    from analyzer.sites import verdicts as V
+
+    wrappers: Sequence[str] = ()
     t_start = time.perf_counter()
     root = Path(root)
     top = root / package_dir if package_dir else root
@@ -187,6 +210,17 @@ def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence
                                     f"cannot read {rel}: {exc.strerror or exc}; it may call "
                                     "FlashAttention", rel, 0, 0, (), "failure"))
     t_read = time.perf_counter() - t_start
+    # the import graph of the whole tree decides what may be skipped
+    index = RC.TreeIndex(data)
+    sums = RC.summaries(index, use_cache)
+    declared = RC.declared_modules(root, fa4_modules)
+    reach = RC.compute(index, sums, declared)
+    B.EXTRA_FA4.update(reach.vendored)
+    B.EXTRA_FA4.update(reach.declared)
+    vendored_paths = {index.modules[m].path for m in reach.vendored}
+    t_reach = time.perf_counter() - t_start - t_read
+    judge = V.Judge(index, resolvers if resolvers is not None else P.default_resolvers(),
+                    fa4_params)
     modnames = {}
     for rel in data:
         name, _ = _modname(rel)
@@ -195,6 +229,8 @@ def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence
     needles = prefilter.seeds(wrappers)
     parser = _Parser(data, jobs, use_cache, progress)
     selected = {rel for rel, d in data.items() if prefilter.matches(d, needles)}
+    selected |= {index.modules[m].path for m in reach.reaching}
+    selected -= vendored_paths
     cap = _max_bytes()
     for rel in sorted(selected):
         if len(data[rel]) > cap:   # fail closed fast instead of parsing for minutes
@@ -211,7 +247,7 @@ def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence
     t_solve = 0.0
     for _round in range(MAX_ROUNDS):
         for rel, ir in parser.irs.items():
-            if rel not in mods and ir.error is None:
+            if rel not in mods and ir.error is None and rel not in vendored_paths:
                 name, is_pkg = _modname(rel)
                 m = Mod(rel, name, is_pkg, ir)
                 build_module(m)
@@ -220,7 +256,7 @@ def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence
 
         def request_load(module: str) -> bool:
             rel = modnames.get(module)
-            if rel is not None and rel not in parser.irs:
+            if rel is not None and rel not in parser.irs and rel not in vendored_paths:
                 pending.add(rel)
             return False
 
@@ -230,18 +266,18 @@ def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence
             searched.add(term)
             t = term.encode()
             for rel, d in data.items():
-                if rel not in parser.irs and t in d:
+                if rel not in parser.irs and t in d and rel not in vendored_paths:
                     pending.add(rel)
             return False
 
         t0 = time.perf_counter()
         solver = Solver(mods, modnames, wrapper_names, request_load, request_callers,
                         lambda rel: rel in parser.irs)
-        analysis = Analysis(solver, Text(data), wrapper_names)
+        analysis = Analysis(solver, Text(data), wrapper_names, judge)
         calls, site_info = analysis.run()
         rounds = 1
         while solver.next_round() and rounds < 8:
-            analysis = Analysis(solver, Text(data), wrapper_names)
+            analysis = Analysis(solver, Text(data), wrapper_names, judge)
             calls, site_info = analysis.run()
             rounds += 1
         # names through which FA entry points leave a module: module-level bindings and
@@ -275,14 +311,26 @@ def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence
                                 f"flow analysis hit its depth limit ({len(solver.truncated)} times); "
                                 "results would be incomplete", "", 0, 0, (), "failure"))
 
+    t0 = time.perf_counter()
+    V.decide(calls, solver, Text(data), judge)
+    escapes = E.find(solver, index, judge, calls)
+    t_judge = time.perf_counter() - t0
     report = SitesReport(root=str(root), package_dir=package_dir, files_total=len(files),
                          files_parsed=len(parser.irs), files_skipped=len(files) - len(parser.irs),
                          cache_hits=parser.hits, analyzer_version=__version__)
-    _records(report, solver, analysis, calls, site_info, Text(data), mods)
-    report.findings = failures + report.findings
+    report.releases = [r.label for r in judge.resolvers]
+    report.reach = _reach_json(reach, index)
+    _records(report, solver, analysis, calls, site_info, Text(data), mods, judge)
+    report.findings = failures + _reach_findings(reach, index, escapes) + report.findings
+    report.findings.sort(key=lambda f: (f.path, f.line, f.col, f.code, f.message))
+    report.reaches_fa4 = bool(reach.reaching or reach.dynamic_fa4 or reach.dynamic_unknown
+                              or report.fa4_calls
+                              or any("fa4" in b.versions for b in report.bindings)
+                              or any(f.level in ("error", "unknown") for f in report.findings))
     _USES.clear()
-    report.timings = {"read_s": round(t_read, 4), "parse_s": round(parser.parse_s, 4),
-                      "solve_s": round(t_solve, 4),
+    report.timings = {"read_s": round(t_read, 4), "reach_s": round(t_reach, 4),
+                      "parse_s": round(parser.parse_s, 4),
+                      "solve_s": round(t_solve, 4), "judge_s": round(t_judge, 4),
                       "total_s": round(time.perf_counter() - t_start, 4)}
     return report
 
@@ -434,8 +482,52 @@ def _imports(body):
                 yield from _imports(b)
 
 
+def _reach_json(reach, index) -> dict:
+    return {
+        "origins": list(reach.origins), "vendored": [index.modules[m].path for m in reach.vendored],
+        "declared": list(reach.declared),
+        "reaching": sorted(index.modules[m].path for m in reach.reaching),
+        "how": {index.modules[m].path: reach.path_to_fa4.get(m, "") for m in sorted(reach.reaching)},
+    }
+
+
+def _reach_findings(reach, index, escapes) -> list[Finding]:
+    out = []
+    for path, d in reach.dynamic_unknown:
+        out.append(Finding(R.DYNAMIC_IMPORT.code, R.DYNAMIC_IMPORT.name,
+                           f"{d.spelled} loads a module named at run time, and {d.why}: it may "
+                           "be FA4, and the windows it gets cannot be judged", path, d.line,
+                           d.col, (), "unknown"))
+    for path, d in reach.dynamic_fa4:
+        if d.carries_window:
+            out.append(Finding(R.DYNAMIC_IMPORT.code, R.DYNAMIC_IMPORT.name,
+                               f"{d.spelled} loads FA4 ({d.constant}) dynamically and {d.why}; "
+                               "calls through it are not followed", path, d.line, d.col, (),
+                               "unknown"))
+    activates = [(p, t) for p, t in reach.torch if t.what.startswith("activates")]
+    handoffs = [(p, t) for p, t in reach.torch if not t.what.startswith("activates")]
+    if activates:
+        where = ", ".join(f"{p}:{t.line}" for p, t in activates[:3])
+        for path, t in handoffs:
+            out.append(Finding(R.FA4_THROUGH_TORCH.code, R.FA4_THROUGH_TORCH.name,
+                               f"{t.what} while the tree activates torch's FA4 attention "
+                               f"({where}): whether -1 reaches FA4 depends on the torch release",
+                               path, t.line, t.col, (), "unknown"))
+    for path, err in reach.parse_errors:
+        raw = index.by_path[path].source
+        if any(k in raw for k in ("flash_attn", "window_size", "import_module", "__import__",
+                                  *(o.rsplit(".", 1)[-1] for o in reach.origins))):
+            out.append(Finding(R.UNPARSEABLE.code, R.UNPARSEABLE.name,
+                               f"{path} {err}; it may reach FlashAttention, so nothing can be "
+                               "said about the tree", path, 0, 0, (), "failure"))
+    for e in escapes:
+        out.append(Finding(R.FA4_ESCAPE.code, R.FA4_ESCAPE.name, e.what, e.path, e.line, e.col,
+                           (), "unknown"))
+    return out
+
+
 def _records(report: SitesReport, solver: Solver, analysis: Analysis, calls, site_info,
-             text: Text, mods: dict[str, Mod]) -> None:
+             text: Text, mods: dict[str, Mod], judge=None) -> None:
     # bindings ------------------------------------------------------------------------------
     brecs = sorted(solver.records.values(), key=lambda r: (r["path"], r["line"], r["col"], r["name"]))
     bind_ids = {}
@@ -477,14 +569,14 @@ def _records(report: SitesReport, solver: Solver, analysis: Analysis, calls, sit
             findings.append(Finding(
                 R.UNWRAPPED_BINDING.code, R.UNWRAPPED_BINDING.name,
                 f"{rec['name']} is bound to FA4 {', '.join(sorted({v.entry.name for v in fa4}))} "
-                f"without a trusted normaliser (wrapper chain: {wr})",
-                rec["path"], line, col, via, "error"))
+                f"without a behaviour-checked normaliser (wrapper chain: {wr})",
+                rec["path"], line, col, via, "note"))
         if rec["scope"] != "<module>" and rec["kind"] == "import" and fa4:
             findings.append(Finding(
                 R.IMPORT_OUTSIDE_BINDING_SITE.code, R.IMPORT_OUTSIDE_BINDING_SITE.name,
                 f"FA4 {', '.join(sorted({v.entry.name for v in fa4}))} imported inside "
                 f"{rec['scope']} as {rec['name']}, away from the module-level binding site",
-                rec["path"], line, col, via, "error"))
+                rec["path"], line, col, via, "note"))
 
     # window sites -------------------------------------------------------------------------
     sites = sorted(site_info, key=lambda s: (s.path, s.pos, s.key))
@@ -516,27 +608,46 @@ def _records(report: SitesReport, solver: Solver, analysis: Analysis, calls, sit
                     tuple(c["entries"]), tuple(c["versions"]), tuple(bids),
                     tuple(sorted({site_ids[s] for s in c["sites"]}, key=lambda x: int(x[1:]))),
                     tuple(sorted(set(c["opaque"]))), c["reaches_fa4"], c["coverage"], c["why"],
-                    bool(c["tte"]), via)
+                    bool(c["tte"]), via, c.get("status", "n/a"), tuple(c.get("verdicts", ())))
         report.calls.append(fc)
-        if fc.coverage == "uncovered":
-            fa4names = sorted({v.entry.name for v in c["unwrapped"]})
-            findings.append(Finding(
-                R.UNCOVERED_CALL.code, R.UNCOVERED_CALL.name,
-                f"{fc.callee}(...) can reach FA4 {', '.join(fa4names)} unnormalised: {fc.coverage_reason}",
-                fn.mod.path, line, col, via, "error"))
+        if fc.reaches_fa4 and fc.status in ("broken", "unknown"):
+            fa4names = sorted({v.entry.name for v, _ in c.get("fa4", c["fa"])
+                               if v.entry.version == "fa4"})
+            per = [v for v in fc.verdicts if v.status == fc.status]
+            rels = ", ".join(v.release for v in per)
+            first = per[0].witness if per else fc.coverage_reason
+            if fc.status == "broken":
+                findings.append(Finding(
+                    R.BROKEN_CALL.code, R.BROKEN_CALL.name,
+                    f"{fc.callee}(...) reaches FA4 {', '.join(fa4names)} and breaks on {rels}: "
+                    f"{first}", fn.mod.path, line, col, via, "error"))
+            else:
+                findings.append(Finding(
+                    R.UNPROVED_CALL.code, R.UNPROVED_CALL.name,
+                    f"{fc.callee}(...) reaches FA4 {', '.join(fa4names)}, not proved on {rels}: "
+                    f"{first}", fn.mod.path, line, col, via, "unknown"))
 
-    # wrappers ---------------------------------------------------------------------------------
-    for w, t in sorted(analysis.trust.items(), key=lambda x: (x[0].kind, x[0].label)):
-        fn = solver.fns.get(w.key) if w.kind == "tree" else None
-        path = fn.mod.path if fn is not None else t.path
-        line = fn.ir.pos[0] if fn is not None and isinstance(fn.ir.pos[0], int) else t.line
-        report.wrappers.append(WrapperTrust(w.label, w.kind, path, line, t.normaliser, t.trusted, t.reason))
-        if not t.trusted:
-            findings.append(Finding(
-                R.UNTRUSTED_WRAPPER.code, R.UNTRUSTED_WRAPPER.name,
-                f"wrapper {w.label} is not trusted: {t.reason}; bindings it wraps count as unwrapped",
-                path, line, 1 if line else 0, (), "error"))
-    findings.sort(key=lambda f: (f.path, f.line, f.col, f.code))
+    # wrappers: every chain judged by behaviour --------------------------------------------
+    if judge is not None:
+        seen = set()
+        for (chain, entry), r in sorted(judge._chain.items(), key=lambda x: str(x[0])):
+            if not chain:
+                continue
+            label = " -> ".join(w.label for w in reversed(chain))
+            at = next((w.at for w in chain if w.at), ("", 0, 0))
+            key = (label, entry, at)
+            if key in seen:
+                continue
+            seen.add(key)
+            report.wrappers.append(WrapperTrust(f"{label} [{entry}]", "behaviour", at[0], at[1],
+                                                label, r.status == "proved", r.witness))
+            if r.status != "proved":
+                why = r.counterexample or r.witness
+                findings.append(Finding(
+                    R.UNTRUSTED_WRAPPER.code, R.UNTRUSTED_WRAPPER.name,
+                    f"{label} around FA4 {entry} is not proved ({r.status}): {why}",
+                    at[0], at[1], 1 if at[1] else 0, (), "note"))
+    findings.sort(key=lambda f: (f.path, f.line, f.col, f.code, f.message))
     report.findings = findings
 
 

@@ -8,22 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-WINDOW_KEYS = ("window_size", "window_size_left", "window_size_right")
+from fa4_patch.names import FA4_MODULES as _FA4_MODULES
+from fa4_patch.names import WINDOW_KEYS, WINDOW_POSITIONS
 
-FA4_MODULES = ("flash_attn.cute", "flash_attn.cute.interface")
+FA4_MODULES = _FA4_MODULES
 FA3_MODULES = ("flash_attn_interface",)
 FA2_MODULES = ("flash_attn", "flash_attn.flash_attn_interface", "flash_attn_2_cuda")
 
 # FA4 entry points that take a window, and the positional index of each window parameter
-# across releases (read from the wheels' interface.py: b3-b8 / b9-b36). get_scheduler_metadata
-# (b25+) resolves windows too.
-FA4_ENTRIES: dict[str, dict[str, tuple[int, ...]]] = {
-    "flash_attn_func": {"window_size": (5, 7)},
-    "flash_attn_varlen_func": {"window_size": (12, 15)},
-    "_flash_attn_fwd": {"window_size_left": (13, 15), "window_size_right": (14, 16)},
-    "_flash_attn_bwd": {"window_size_left": (9,), "window_size_right": (10,)},
-    "get_scheduler_metadata": {"window_size_left": (9,), "window_size_right": (10,)},
-}
+# across releases (the shared vocabulary, ``fa4_patch.names``).
+FA4_ENTRIES: dict[str, dict[str, tuple[int, ...]]] = WINDOW_POSITIONS
 # the package flash_attn (FA2) re-exports these from flash_attn.flash_attn_interface
 FA2_PACKAGE_ENTRIES = frozenset({
     "flash_attn_func", "flash_attn_varlen_func", "flash_attn_qkvpacked_func",
@@ -53,9 +47,18 @@ class Entry:
         return {}
 
 
+# FA4 origins found for the tree being audited (vendored copies recognised by content, modules
+# the user declares): set by ``analyzer.sites.audit_tree`` for the length of one pass.
+EXTRA_FA4: set[str] = set()
+
+
+def _extra_fa4(module: str) -> bool:
+    return any(module == m or module.startswith(m + ".") for m in EXTRA_FA4)
+
+
 def fa_version_of_module(module: str) -> str | None:
     """fa2/fa3/fa4 when ``module`` is (a sub-module of) a FlashAttention package."""
-    if module in FA4_MODULES or module.startswith("flash_attn.cute."):
+    if module in FA4_MODULES or module.startswith("flash_attn.cute.") or _extra_fa4(module):
         return "fa4"
     if module in FA3_MODULES:
         return "fa3"
@@ -65,12 +68,13 @@ def fa_version_of_module(module: str) -> str | None:
 
 
 def is_fa_module(module: str) -> bool:
-    return module in FA4_MODULES or module in FA3_MODULES or module in FA2_MODULES
+    return (module in FA4_MODULES or module in FA3_MODULES or module in FA2_MODULES
+            or _extra_fa4(module))
 
 
 def entry_for(module: str, name: str) -> Entry | None:
     """The entry point ``from module import name`` binds, or None if it is not one."""
-    if module in FA4_MODULES:
+    if module in FA4_MODULES or _extra_fa4(module):
         return Entry("fa4", module, name) if name in FA4_ENTRIES else None
     if module in FA3_MODULES:
         return Entry("fa3", module, name) if not name.startswith("__") else None
@@ -93,7 +97,7 @@ def all_entries(module: str) -> list[Entry]:
     """What ``from module import *`` binds (FA4 and the FA2 package only; others unknown)."""
     if module == "flash_attn.cute":
         return [Entry("fa4", module, n) for n in ("flash_attn_func", "flash_attn_varlen_func")]
-    if module == "flash_attn.cute.interface":
+    if module == "flash_attn.cute.interface" or _extra_fa4(module):
         return [Entry("fa4", module, n) for n in FA4_ENTRIES]
     if module == "flash_attn":
         return [Entry("fa2", module, n) for n in sorted(FA2_PACKAGE_ENTRIES)]

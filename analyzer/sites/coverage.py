@@ -274,11 +274,12 @@ def trust_tree_wrapper(solver: Solver, text: Text, key: tuple, default_name: boo
 # ----------------------------------------------------------------------------- analysis
 
 class Analysis:
-    def __init__(self, solver: Solver, text: Text, wrapper_names: set[str]):
+    def __init__(self, solver: Solver, text: Text, wrapper_names: set[str], judge=None):
         self.solver = solver
         self.text = text
         self.wrapper_names = wrapper_names
         self.trust: dict[WrapRef, TrustResult] = {}
+        self.judge = judge     # analyzer.sites.verdicts.Judge: chains judged by behaviour
 
     def trusted_ref(self, w: WrapRef) -> bool:
         if w.kind == "other":
@@ -295,6 +296,8 @@ class Analysis:
         return r.trusted
 
     def normalised(self, v: FAFunc) -> bool:
+        if self.judge is not None:
+            return self.judge.normalised(v)
         return any(self.trusted_ref(w) for w in v.chain)
 
     def inside_trusted_wrapper(self, fn: Fn) -> str | None:
@@ -432,6 +435,12 @@ class Analysis:
                 fa4_inputs.append((site, reason, param_of))
         reaches_fa4 = bool(fa4)
         coverage, why = "n/a", "does not reach FA4"
+        if reaches_fa4 and self.judge is not None:
+            # decided later, by behaviour and pairs (analyzer.sites.verdicts.decide)
+            return {"fn": fn, "call": call, "fa": fa, "entries": entries, "versions": versions,
+                    "sites": site_ids, "opaque": opaque, "reaches_fa4": reaches_fa4,
+                    "coverage": "pending", "why": "", "tte": tte, "unwrapped": [],
+                    "fa4": fa4, "fa4_inputs": fa4_inputs, "ctx": ctx, "g": g}
         if reaches_fa4:
             unwrapped = [v for v, _ in fa4 if not self.normalised(v)]
             inside = self.inside_trusted_wrapper(fn)

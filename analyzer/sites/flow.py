@@ -43,6 +43,7 @@ class WrapRef:
     kind: str       # fa4_patch | tree | other
     label: str      # how it is spelled, e.g. "no_torch_dynamo()"
     key: tuple = ()  # (path, qualname) of an in-tree wrapper function
+    at: tuple = ()   # (path, line, col) of the wrapping call ``label(fa4_fn)``
 
 
 @dataclass(frozen=True)
@@ -1256,6 +1257,8 @@ class Solver:
             if fa:
                 wref = self.wrapper_ref(ctx, func)
                 line = e[3][0] if isinstance(e[3][0], int) else 0
+                wref = WrapRef(wref.kind, wref.label, wref.key,
+                               (fn.mod.path, line, e[3][1] if len(e[3]) > 1 else 0))
                 return frozenset(
                     (FAFunc(v.entry, v.chain + (wref,), None,
                             v.via + (f"wrapped by {wref.label} ({fn.mod.path}:{line})",)), f)

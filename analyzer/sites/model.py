@@ -149,12 +149,25 @@ class SitesReport:
     findings: list[Finding] = field(default_factory=list)
     timings: dict = field(default_factory=dict)
     analyzer_version: str = ""
+    releases: list = field(default_factory=list)    # labels of the audited FA4 releases
+    reach: dict = field(default_factory=dict)       # the import graph's answer (origins, files)
+    reaches_fa4: bool = True
 
     @property
     def verdict(self) -> Verdict:
+        """error (could not analyse) > unsafe (a call is broken) > unknown (something is not
+        proved) > safe (every FA4-reaching call proved) ; no-fa4 when nothing reaches FA4."""
         levels = {f.level for f in self.findings}
-        return combine("error" if "failure" in levels else "safe",
-                       "unsafe" if "error" in levels else "safe")
+        statuses = {c.status for c in self.calls if c.reaches_fa4}
+        if "failure" in levels:
+            return "error"
+        if "error" in levels or "broken" in statuses:
+            return "unsafe"
+        if "unknown" in levels or "unknown" in statuses:
+            return "unknown"
+        if not self.reaches_fa4:
+            return "no-fa4"
+        return "safe"
 
     @property
     def fa4_calls(self) -> list[FACall]:
@@ -174,7 +187,12 @@ class SitesReport:
             "fa_calls": len(self.calls),
             "fa4_calls": len(self.fa4_calls),
             "fa4_calls_uncovered": sum(1 for c in self.fa4_calls if c.coverage == "uncovered"),
+            "fa4_calls_proved": sum(1 for c in self.fa4_calls if c.status == "proved"),
+            "fa4_calls_broken": sum(1 for c in self.fa4_calls if c.status == "broken"),
+            "fa4_calls_unknown": sum(1 for c in self.fa4_calls if c.status == "unknown"),
             "findings": sum(1 for f in self.findings if f.level == "error"),
+            "unknowns": sum(1 for f in self.findings if f.level == "unknown"),
+            "notes": sum(1 for f in self.findings if f.level == "note"),
             "failures": sum(1 for f in self.findings if f.level == "failure"),
         }
 
@@ -184,6 +202,7 @@ class SitesReport:
             "analyzer_version": self.analyzer_version,
             "root": self.root, "package_dir": self.package_dir,
             "verdict": self.verdict, "counts": self.counts(),
+            "releases": list(self.releases), "reach": dict(self.reach),
             "bindings": [b.to_json() for b in self.bindings],
             "window_sites": [w.to_json() for w in self.window_sites],
             "calls": [c.to_json() for c in self.calls],

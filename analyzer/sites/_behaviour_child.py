@@ -1,0 +1,461 @@
+"""Child side of ``analyzer.sites.behaviour``: runs extracted tree code against a recording
+stand-in for FA4. Started as ``python -I -S this_file`` with a JSON request on stdin; writes
+one JSON answer on stdout. Imports nothing of the project unless the request names our own
+``fa4_patch`` as a layer (trusted code, run as itself; its behaviour is still checked).
+
+The audited code only ever runs here, after the parent's AST allowlist, with a small builtins
+table, an import hook that serves a handful of stdlib modules, and resource limits.
+"""
+
+import json
+import sys
+
+# ----------------------------------------------------------------------------- limits
+
+def _limits(cpu_s, mem_mb):
+    try:
+        import resource
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s))
+        resource.setrlimit(resource.RLIMIT_AS, (mem_mb << 20, mem_mb << 20))
+    except Exception:  # pragma: no cover - not on every platform
+        pass
+
+
+class Unanalysable(Exception):
+    """The code touched something from outside what was extracted."""
+
+
+class _Opaque:
+    """A name the extraction could not provide (an import from outside the tree...)."""
+
+    def __init__(self, name):
+        object.__setattr__(self, "_name", name)
+
+    def _stop(self, *a, **k):
+        raise Unanalysable(object.__getattribute__(self, "_name"))
+
+    __call__ = __getattr__ = __getitem__ = __iter__ = __bool__ = _stop
+    __eq__ = __lt__ = __le__ = __gt__ = __ge__ = __ne__ = _stop
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __neg__ = _stop
+    __hash__ = object.__hash__
+
+
+# ----------------------------------------------------------------------------- tracked ints
+
+FLAGS = set()
+SEEN = set()
+
+
+def _note(other):
+    if isinstance(other, Bound):
+        FLAGS.add("compares the two bounds with each other")
+    elif isinstance(other, int) and not isinstance(other, bool):
+        SEEN.add(int(other))
+    elif isinstance(other, float):
+        FLAGS.add("compares a bound with a float")
+
+
+def _cmp(op):
+    base = getattr(int, op)
+
+    def f(self, other):
+        _note(other)
+        return base(int(self), int(other) if isinstance(other, Bound) else other)
+    return f
+
+
+def _arith(op):
+    base = getattr(int, op)
+
+    def f(self, *other):
+        FLAGS.add(f"does arithmetic on a bound ({op.strip('_')})")
+        return base(int(self), *[int(o) if isinstance(o, Bound) else o for o in other])
+    return f
+
+
+class Bound(int):
+    """An int that records every constant it is compared with, and flags arithmetic."""
+
+    __lt__ = _cmp("__lt__")
+    __le__ = _cmp("__le__")
+    __gt__ = _cmp("__gt__")
+    __ge__ = _cmp("__ge__")
+    __eq__ = _cmp("__eq__")
+    __ne__ = _cmp("__ne__")
+    __hash__ = int.__hash__
+
+    def __bool__(self):
+        SEEN.add(0)
+        return int(self) != 0
+
+    def __repr__(self):
+        return repr(int(self))
+
+
+for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__floordiv__",
+            "__rfloordiv__", "__mod__", "__rmod__", "__truediv__", "__rtruediv__", "__neg__",
+            "__pos__", "__abs__", "__and__", "__or__", "__xor__", "__invert__", "__lshift__",
+            "__rshift__", "__pow__", "__rpow__", "__index__"):
+    setattr(Bound, _op, _arith(_op))
+
+
+def _plain(v):
+    if isinstance(v, Bound):
+        return int(v)
+    if isinstance(v, tuple):
+        return tuple(_plain(x) for x in v)
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+# ----------------------------------------------------------------------------- namespace
+
+_ALLOWED_MODULES = ("functools", "itertools", "operator", "typing", "math", "warnings",
+                    "inspect", "__future__", "collections", "dataclasses", "enum", "abc")
+
+
+class _Warnings:
+    def warn(self, *a, **k):
+        return None
+
+    def __getattr__(self, name):
+        def f(*a, **k):
+            return None
+        return f
+
+
+class _Inspect:
+    def __init__(self):
+        import inspect
+        self.signature = inspect.signature
+        self.Parameter = inspect.Parameter
+        self.Signature = inspect.Signature
+        self.isfunction = inspect.isfunction
+        self.unwrap = inspect.unwrap
+
+
+def _import(name, globals=None, locals=None, fromlist=(), level=0):
+    if level:
+        raise Unanalysable(f"relative import {name}")
+    top = name.split(".")[0]
+    if top not in _ALLOWED_MODULES:
+        raise Unanalysable(f"import {name}")
+    if top == "warnings":
+        return _Warnings()
+    if top == "inspect":
+        return _Inspect()
+    import importlib
+    return importlib.import_module(name)
+
+
+def _safe_getattr(obj, name, *default):
+    if not isinstance(name, str) or (name.startswith("__") and name not in _DUNDER_OK) \
+            or name in _BAD_ATTRS:
+        raise Unanalysable(f"getattr {name!r}")
+    return getattr(obj, name, *default)
+
+
+def _safe_setattr(obj, name, value):
+    if not isinstance(name, str) or (name.startswith("__") and name not in _DUNDER_OK):
+        raise Unanalysable(f"setattr {name!r}")
+    return setattr(obj, name, value)
+
+
+def _safe_hasattr(obj, name):
+    try:
+        _safe_getattr(obj, name)
+        return True
+    except AttributeError:
+        return False
+
+
+_DUNDER_OK = ("__wrapped__", "__name__", "__qualname__", "__doc__", "__module__",
+              "__signature__", "__class__", "__dict__")
+_BAD_ATTRS = ("gi_frame", "gi_code", "f_globals", "f_locals", "f_builtins", "f_back",
+              "tb_frame", "cr_frame", "ag_frame", "format", "format_map", "mro")
+
+
+def _builtins():
+    import builtins as b
+    names = ("isinstance", "issubclass", "int", "bool", "len", "min", "max", "abs", "tuple",
+             "list", "dict", "set", "frozenset", "str", "float", "range", "enumerate", "zip",
+             "map", "filter", "any", "all", "sorted", "reversed", "iter", "next", "callable",
+             "type", "object", "repr", "hash", "id", "slice", "property", "staticmethod",
+             "classmethod", "super", "NotImplemented", "Ellipsis",
+             "Exception", "BaseException", "TypeError", "ValueError", "KeyError", "IndexError",
+             "AssertionError", "RuntimeError", "NotImplementedError", "AttributeError",
+             "StopIteration", "LookupError", "ArithmeticError", "ImportError",
+             "ModuleNotFoundError", "Warning", "UserWarning", "DeprecationWarning",
+             "RuntimeWarning")
+    out = {n: getattr(b, n) for n in names}
+    out.update(getattr=_safe_getattr, setattr=_safe_setattr, hasattr=_safe_hasattr,
+               __import__=_import, __build_class__=b.__build_class__, print=lambda *a, **k: None)
+    return out
+
+
+def _namespace(name, sources, opaque):
+    ns = {"__builtins__": _builtins(), "__name__": name}
+    for n in opaque:
+        ns[n] = _Opaque(n)
+    for src in sources:
+        exec(compile(src, f"<extracted {name}>", "exec"), ns)
+    return ns
+
+
+# ----------------------------------------------------------------------------- the stand-in
+
+class _Placeholder:
+    """A tensor argument: only identity matters."""
+
+    def __repr__(self):
+        return "<tensor>"
+
+
+def _recorder(entry, params, required, log):
+    window_keys = [p for p in params if p.startswith("window_size")]
+    defaults = {p: None for p in params[required:]}
+    if "window_size" in defaults:
+        defaults["window_size"] = (None, None)
+    if "causal" in defaults:
+        defaults["causal"] = False
+    src = "def {}({}):\n    return __log__(locals())\n".format(
+        entry, ", ".join(p if i < required else f"{p}=__d__[{p!r}]"
+                         for i, p in enumerate(params)))
+    ns = {"__d__": defaults, "__log__": None}
+
+    def note(loc):
+        log.append({k: loc.get(k) for k in window_keys + ["causal"]})
+        return "fa4-output"
+
+    ns["__log__"] = note
+    exec(src, ns)
+    return ns[entry]
+
+
+def _forms(entry, params, required, L, R, causal):
+    """(form name, args, kwargs) for each way a call can hand FA4 the window."""
+    req = [_Placeholder() for _ in range(required)]
+    out = []
+    if "window_size" in params:
+        out.append(("window_size=(L, R)", req, {"causal": causal, "window_size": (L, R)}))
+        out.append(("window_size=[L, R]", req, {"causal": causal, "window_size": [L, R]}))
+        i = params.index("window_size")
+        ci = params.index("causal") if "causal" in params else None
+        args = list(req) + [None] * (i + 1 - required)
+        args[i] = (L, R)
+        kw = {}
+        if ci is not None and ci < i:
+            args[ci] = causal
+        else:
+            kw["causal"] = causal
+        out.append(("positional window_size", args, kw))
+    else:
+        both = {"causal": causal, "window_size_left": L, "window_size_right": R}
+        out.append(("window_size_left=, window_size_right=", req, both))
+        if R is None:
+            out.append(("window_size_left= only", req, {"causal": causal, "window_size_left": L}))
+        if L is None:
+            out.append(("window_size_right= only", req, {"causal": causal, "window_size_right": R}))
+        il, ir = params.index("window_size_left"), params.index("window_size_right")
+        ci = params.index("causal") if "causal" in params else None
+        args = list(req) + [None] * (max(il, ir) + 1 - required)
+        args[il], args[ir] = L, R
+        kw = {}
+        if ci is not None and ci < max(il, ir):
+            args[ci] = causal
+        else:
+            kw["causal"] = causal
+        out.append(("positional window_size_left/right", args, kw))
+    return out
+
+
+def _received(rec, entry):
+    if "window_size" in rec:
+        w = rec["window_size"]
+        if w is None:
+            return None, None, None
+        if not isinstance(w, (tuple, list)) or len(w) != 2:
+            return None, None, f"FA4 received window_size={_show(w)}, not a pair"
+        return w[0], w[1], None
+    return rec.get("window_size_left"), rec.get("window_size_right"), None
+
+
+def _show(v):
+    try:
+        return repr(_plain(v))
+    except Exception:
+        return "<unprintable>"
+
+
+def _side_ok(v):
+    return v is None or (isinstance(v, int) and not isinstance(v, bool))
+
+
+def _build_callable(job, log, entry, params, required, assumed):
+    fa4 = _recorder(entry, params, required, log)
+    v = fa4
+    for layer in job["layers"]:
+        if layer.get("trusted_fa4_patch"):
+            import fa4_patch
+            ns = {"fa4_patch": fa4_patch, "X": v}
+            v = eval(layer["template"], ns)
+            continue
+        ns = _NS.get(layer["module"])
+        if ns is None:
+            if layer.get("skippable"):
+                assumed.append(layer["label"])
+                continue
+            raise Unanalysable(f"the code of {layer['label']}")
+        ns["__fa4_inner__"] = v
+        try:
+            v = eval(layer["template"], ns)
+        except Unanalysable:
+            if not layer.get("skippable"):
+                raise
+            assumed.append(layer["label"])
+    return v
+
+
+def run_chain(job):
+    entry, params, required = job["entry"], job["params"], job["required"]
+    grid = job["grid"]
+    out = {"results": [], "seen": [], "flags": [], "error": None, "assumed": []}
+    log = []
+    try:
+        fn = _build_callable(job, log, entry, params, required, out["assumed"])
+    except Unanalysable as exc:
+        out["error"] = f"unknown: building the wrapper touches {exc}"
+        return out
+    except Exception as exc:
+        out["error"] = f"building the wrapper raised {type(exc).__name__}: {exc}"
+        return out
+    for tracked in (True, False):
+        for L in grid:
+            for R in grid:
+                for causal in (True, False):
+                    lv = Bound(L) if (tracked and L is not None) else L
+                    rv = Bound(R) if (tracked and R is not None) else R
+                    for form, args, kwargs in _forms(entry, params, required, lv, rv, causal):
+                        del log[:]
+                        res = {"form": form, "L": L, "R": R, "causal": causal,
+                               "tracked": tracked}
+                        try:
+                            ret = fn(*args, **kwargs)
+                        except Unanalysable as exc:
+                            res["error"] = f"unknown: touches {exc}"
+                        except Exception as exc:
+                            res["error"] = f"raised {type(exc).__name__}: {exc}"
+                        else:
+                            if len(log) != 1:
+                                res["error"] = (f"FA4 was called {len(log)} times"
+                                                if log else "FA4 was never called")
+                            elif ret != "fa4-output":
+                                res["error"] = "the wrapper did not return FA4's result"
+                            else:
+                                wl, wr, why = _received(log[0], entry)
+                                if why:
+                                    res["error"] = why
+                                elif not (_side_ok(_plain(wl)) and _side_ok(_plain(wr))):
+                                    res["error"] = (f"FA4 received a bound that is not an int "
+                                                    f"or None: {_show(wl)}, {_show(wr)}")
+                                else:
+                                    res["got"] = [_plain(wl), _plain(wr),
+                                                  bool(log[0].get("causal"))]
+                        if not tracked or "error" in res:
+                            out["results"].append(res)
+    out["seen"] = sorted(SEEN)
+    out["flags"] = sorted(FLAGS)
+    return out
+
+
+def _values(kind, grid):
+    if kind == "bound":
+        return [None] + [g for g in grid if g is not None]
+    if kind == "window":
+        b = [None] + [g for g in grid if g is not None]
+        return [(x, y) for x in b for y in b]
+    if kind == "bool":
+        return [True, False]
+    raise Unanalysable(f"value kind {kind}")
+
+
+def run_expr(job):
+    import itertools
+    ns = _NS[job["module"]]
+    names = sorted(job["free"])
+    grid = job["grid"]
+    out = {"results": [], "seen": [], "flags": [], "error": None}
+    code = compile(job["expr"], "<window expression>", "eval")
+    for tracked in (True, False):
+        domains = [_values(job["free"][n], grid) for n in names]
+        for combo in itertools.product(*domains):
+            local = {}
+            for n, v in zip(names, combo):
+                if tracked:
+                    if isinstance(v, tuple):
+                        v = tuple(Bound(x) if x is not None else x for x in v)
+                    elif isinstance(v, int) and not isinstance(v, bool):
+                        v = Bound(v)
+                local[n] = v
+            res = {"inputs": {n: _plain(local[n]) for n in names}}
+            try:
+                val = eval(code, ns, local)
+            except Unanalysable as exc:
+                res["error"] = f"unknown: touches {exc}"
+            except Exception as exc:
+                res["error"] = f"raised {type(exc).__name__}: {exc}"
+            else:
+                val = _plain(val)
+                if isinstance(val, list):
+                    val = tuple(val)
+                res["value"] = val
+            if not tracked:
+                out["results"].append(res)
+    out["seen"] = sorted(SEEN)
+    out["flags"] = sorted(FLAGS)
+    return out
+
+
+_NS = {}
+
+
+def main():
+    req = json.loads(sys.stdin.read())
+    _limits(req.get("cpu_s", 20), req.get("mem_mb", 1024))
+    for p in req.get("trusted_path", []):
+        sys.path.insert(0, p)
+    answers = []
+    for mod in req["modules"]:
+        try:
+            _NS[mod["name"]] = _namespace(mod["name"], mod["sources"], mod.get("opaque", ()))
+        except Unanalysable as exc:
+            _NS[mod["name"]] = None
+            answers.append({"module": mod["name"], "error": f"unknown: module code touches {exc}"})
+        except Exception as exc:
+            _NS[mod["name"]] = None
+            answers.append({"module": mod["name"],
+                            "error": f"running the extracted code raised {type(exc).__name__}: {exc}"})
+    out = []
+    for job in req["jobs"]:
+        SEEN.clear()
+        FLAGS.clear()
+        mods = [l["module"] for l in job.get("layers", [])
+                if l.get("module") and not l.get("skippable")]
+        if "module" in job:
+            mods.append(job["module"])
+        bad = [m for m in mods if _NS.get(m) is None]
+        if bad:
+            err = next((a["error"] for a in answers if a.get("module") in bad),
+                       f"module {bad[0]} not extracted")
+            out.append({"results": [], "seen": [], "flags": [], "error": err})
+            continue
+        try:
+            out.append(run_chain(job) if job["kind"] == "chain" else run_expr(job))
+        except RecursionError:
+            out.append({"results": [], "seen": [], "flags": [], "error": "recursion limit"})
+    sys.stdout.write(json.dumps({"jobs": out}))
+
+
+if __name__ == "__main__":
+    main()

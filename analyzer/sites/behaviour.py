@@ -1,0 +1,557 @@
+"""Judge what stands between a call and FA4 by what it DOES, never by its name.
+
+Two questions are asked of tree code, both answered by running it (after an AST allowlist, in
+one child process per batch, ``_behaviour_child.py``) against a recording stand-in for FA4:
+
+* **chains** -- a binding ``name = outer(inner(fa4_fn))``: call the composed wrapper in every
+  form FA4 takes a window (``window_size`` tuple / list / by position, ``window_size_left`` /
+  ``window_size_right`` by keyword, alone or by position), for every ``causal`` and every pair
+  of bounds in the grid, and record what FA4 receives;
+* **expressions** -- a window written at a call site as ``(None if l < 0 else l, 0)`` or
+  ``norm(window_size)``: evaluate it for every value its unknown names can take.
+
+**Why the grid is a proof, not a sample.** Bounds are judged over ``None`` and the integers
+``>= -1`` (TE's, FA2's and FA3's convention: ``-1`` is the only sentinel; TE asserts on other
+negatives). The grid holds -1, 0, 1, 2, every integer constant in the extracted code and its
+neighbours, every constant a bound was compared with at run time (bounds are first passed as an
+int subclass that records each comparison), and one value past the largest. Code that only
+compares bounds with constants and passes them on (or replaces them by constants) behaves the
+same between two neighbouring grid points, and so do FA4's resolvers and the intended band, so
+checking the grid checks every integer. When a bound is used in arithmetic or compared with the
+other bound, that argument does not hold: the result is *unknown*, never *proved*.
+
+Layers that cannot be run (``no_torch_dynamo()`` needs torch) are assumed to pass windows through
+when their own code names no window parameter; that assumption is printed in the witness.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from analyzer.errors import AuditError
+from analyzer.sites import pairs as P
+from fa4_patch import names as N
+
+CHILD = Path(__file__).with_name("_behaviour_child.py")
+MAX_SOURCE = 200_000
+TIMEOUT_S = 60
+BASE_GRID = (-1, 0, 1, 2)
+WINDOW_NAMES = set(N.WINDOW_KEYS)
+
+
+class Refused(Exception):
+    """Extracted code failed the allowlist: nothing was run."""
+
+
+# ----------------------------------------------------------------------------- allowlist
+
+_BANNED_NODES = (ast.Global, ast.Nonlocal, ast.AsyncFunctionDef, ast.Await, ast.AsyncFor,
+                 ast.AsyncWith, ast.Yield, ast.YieldFrom, ast.Delete)
+_DUNDER_OK = {"__wrapped__", "__name__", "__qualname__", "__doc__", "__module__",
+              "__signature__", "__class__", "__dict__", "__init__", "__call__", "__future__"}
+_BAD_ATTRS = {"gi_frame", "gi_code", "f_globals", "f_locals", "f_builtins", "f_back",
+              "tb_frame", "cr_frame", "ag_frame", "format", "format_map", "mro",
+              "__subclasses__", "__globals__", "__builtins__", "__code__", "__closure__"}
+_ALLOWED_IMPORTS = {"functools", "itertools", "operator", "typing", "math", "warnings",
+                    "inspect", "__future__", "collections", "dataclasses", "enum", "abc"}
+
+
+def check(source: str) -> None:
+    """Raise :class:`Refused` unless ``source`` stays inside what the child may run."""
+    if len(source) > MAX_SOURCE:
+        raise Refused(f"extracted code is {len(source)} characters (limit {MAX_SOURCE})")
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise Refused(f"does not parse: {exc.msg}") from None
+    for node in ast.walk(tree):
+        if isinstance(node, _BANNED_NODES):
+            raise Refused(f"uses {type(node).__name__} (line {getattr(node, 'lineno', '?')})")
+        if isinstance(node, ast.Attribute):
+            a = node.attr
+            if a in _BAD_ATTRS or (a.startswith("__") and a not in _DUNDER_OK):
+                raise Refused(f"touches attribute {a} (line {node.lineno})")
+        elif isinstance(node, ast.Name):
+            n = node.id
+            if n.startswith("__") and n not in _DUNDER_OK:
+                raise Refused(f"uses name {n} (line {node.lineno})")
+            if n in ("eval", "exec", "compile", "open", "globals", "locals", "vars", "breakpoint",
+                     "input", "memoryview", "__import__"):
+                raise Refused(f"uses {n} (line {node.lineno})")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                    else [node.module or ""])
+            for m in mods:
+                if node.__class__ is ast.ImportFrom and node.level:
+                    raise Refused(f"relative import (line {node.lineno})")
+                if m.split(".")[0] not in _ALLOWED_IMPORTS:
+                    raise Refused(f"imports {m} (line {node.lineno})")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and node.value.startswith("__") and node.value not in _DUNDER_OK:
+            raise Refused(f"spells {node.value!r} (line {node.lineno})")
+
+
+def int_constants(source: str) -> set[int]:
+    """Every integer literal (with its sign) in ``source``: the static breakpoints."""
+    out: set[int] = set()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return out
+    for node in ast.walk(tree):
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+                and isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
+            out.add(-node.operand.value)
+        elif isinstance(node, ast.Constant) and type(node.value) is int:
+            out.add(node.value)
+    return out
+
+
+def names_window(source: str) -> bool:
+    """Does this code spell a window parameter anywhere (name, string, keyword)?"""
+    return any(k in source for k in WINDOW_NAMES)
+
+
+def grid_for(constants: Iterable[int]) -> list:
+    pts = set(BASE_GRID)
+    for c in constants:
+        if c > 10**9 or c < -10**9:
+            continue
+        pts.update({c - 1, c, c + 1})
+    pts = {p for p in pts if p >= -1}
+    top = max(pts)
+    pts.add(top + 97)
+    return [None] + sorted(pts)
+
+
+# ----------------------------------------------------------------------------- requests
+
+@dataclass(frozen=True)
+class Layer:
+    """One wrapping step, innermost first. ``template`` is a Python expression over the name
+    ``__fa4_inner__`` (the value being wrapped), evaluated in ``module``'s extracted namespace.
+    An opaque layer is not run (assumed to pass windows through; see the module docstring)."""
+
+    label: str
+    module: str = ""
+    template: str = ""
+    opaque: str = ""             # why it cannot be run ("" when it is run)
+    trusted_fa4_patch: bool = False
+    names_window: bool = False   # an opaque layer whose code spells a window parameter
+
+
+@dataclass
+class ExtractedModule:
+    name: str
+    sources: list[str]
+    opaque: list[str] = field(default_factory=list)
+    refused: str = ""
+
+
+@dataclass(frozen=True)
+class ChainResult:
+    status: str                   # proved | broken | unknown
+    witness: str
+    counterexample: str = ""
+    per_release: tuple = ()       # ((release, status, witness), ...)
+    # (L, R, causal) -> ((form, received (L, R, causal) or None, error or ""), ...)
+    table: dict = field(default_factory=dict, compare=False, hash=False)
+    # "keyword" / "positional" -> the same judgement restricted to that family of call forms
+    families: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def for_forms(self, forms) -> "ChainResult":
+        """The judgement over only the call forms a call uses (all when ``forms`` is empty)."""
+        fams = sorted(set(forms) & set(self.families))
+        if not forms or len(fams) != 1:
+            return self
+        return self.families[fams[0]]
+
+
+@dataclass(frozen=True)
+class ExprResult:
+    ok: bool
+    values: tuple = ()            # the values the expression takes (plain Python)
+    why: str = ""                 # when not ok: what stopped it
+    exhaustive: bool = True
+
+
+class Runner:
+    """Collects jobs, runs them in one child process, answers them."""
+
+    def __init__(self, resolvers: Sequence["P.Resolver"]):
+        self.resolvers = list(resolvers)
+        self.extra_consts: set[int] = set()   # bounds the tree's calls pass: always in the grid
+        self.modules: dict[str, ExtractedModule] = {}
+        self._chain_cache: dict = {}
+        self._expr_cache: dict = {}
+
+    # -- the child -----------------------------------------------------------------------
+    def _run(self, jobs: list[dict]) -> list[dict]:
+        mods = []
+        need = set()
+        for j in jobs:
+            for layer in j.get("layers", []):
+                if layer.get("module"):
+                    need.add(layer["module"])
+            if j.get("module"):
+                need.add(j["module"])
+        for name in sorted(need):
+            m = self.modules[name]
+            if m.refused:
+                continue
+            mods.append({"name": m.name, "sources": m.sources, "opaque": m.opaque})
+        here = str(Path(__file__).resolve().parents[2])
+        req = {"modules": mods, "jobs": jobs, "trusted_path": [here], "cpu_s": 30, "mem_mb": 1536}
+        try:
+            proc = subprocess.run([sys.executable, "-I", "-S", str(CHILD)],
+                                  input=json.dumps(req), capture_output=True, text=True,
+                                  timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return [{"error": f"unknown: the sandbox ran past {TIMEOUT_S} s", "results": [],
+                     "seen": [], "flags": []} for _ in jobs]
+        if proc.returncode != 0:
+            tail = (proc.stderr or "").strip().splitlines()[-1:] or ["no output"]
+            raise AuditError(f"the behaviour sandbox failed (exit {proc.returncode}): {tail[0]}")
+        return json.loads(proc.stdout)["jobs"]
+
+    # -- chains --------------------------------------------------------------------------
+    def verify_chains(self, items: list[tuple[tuple[Layer, ...], str, tuple, int]]
+                      ) -> list[ChainResult]:
+        """``items``: (layers innermost first, entry, FA4 parameter names, required count)."""
+        out: list[ChainResult | None] = [None] * len(items)
+        todo = []
+        for i, (layers, entry, params, required) in enumerate(items):
+            key = (layers, entry, params, required)
+            if key in self._chain_cache:
+                out[i] = self._chain_cache[key]
+                continue
+            pre = self._chain_precheck(layers)
+            if pre is not None:
+                out[i] = self._chain_cache[key] = pre
+                continue
+            consts = set(self.extra_consts)
+            for layer in layers:
+                if layer.module:
+                    for s in self.modules[layer.module].sources:
+                        consts |= int_constants(s)
+            todo.append((i, key, consts))
+        for round_ in range(3):
+            if not todo:
+                break
+            jobs = [{"kind": "chain", "entry": k[1], "params": list(k[2]), "required": k[3],
+                     "grid": grid_for(c),
+                     "layers": [{"module": l.module, "template": l.template, "label": l.label,
+                                 "trusted_fa4_patch": l.trusted_fa4_patch,
+                                 "skippable": not l.names_window}
+                                for l in k[0] if not l.opaque]} for _, k, c in todo]
+            answers = self._run(jobs)
+            again = []
+            for (i, key, consts), ans in zip(todo, answers):
+                seen = set(ans.get("seen", ()))
+                if seen - consts and round_ < 2 and not ans.get("error"):
+                    again.append((i, key, consts | seen))
+                    continue
+                full = self._judge_chain(key[0], key[1], ans)
+                for fam in ("keyword", "positional"):
+                    full.families[fam] = self._judge_chain(key[0], key[1], ans, fam)
+                out[i] = self._chain_cache[key] = full
+            todo = again
+        return out  # type: ignore[return-value]
+
+    def _chain_precheck(self, layers: tuple[Layer, ...]) -> ChainResult | None:
+        for l in layers:
+            if l.module and self.modules[l.module].refused:
+                return ChainResult("unknown", f"{l.label}: cannot run its code: "
+                                   f"{self.modules[l.module].refused}")
+            if l.opaque and l.names_window:
+                return ChainResult("unknown", f"{l.label} cannot be run ({l.opaque}) and its "
+                                   "code names a window parameter: it may change the window")
+        if all(l.opaque for l in layers):
+            return None   # pure pass-through: run it anyway (the raw FA4 gets the window as is)
+        return None
+
+    def _judge_chain(self, layers, entry, ans, family: str | None = None) -> ChainResult:
+        labels = " -> ".join(l.label for l in reversed(layers)) or "no wrapper"
+        assumed = [l.label for l in layers if l.opaque] + list(ans.get("assumed", []))
+        note = (f" (assuming {', '.join(assumed)} pass(es) windows through: its code names "
+                f"no window parameter)") if assumed else ""
+        if ans.get("error"):
+            return ChainResult("unknown", f"{labels}: {ans['error']}")
+        flags = ans.get("flags", [])
+        results = [r for r in ans.get("results", [])
+                   if family is None or r["form"].startswith("positional") == (family == "positional")]
+        per = []
+        worst_status = "proved"
+        first_bad = ""
+        unknown_why = ""
+        for res in self.resolvers:
+            bad = None
+            for r in results:
+                if "error" in r:
+                    if r["error"].startswith("unknown:"):
+                        unknown_why = unknown_why or f"{r['form']}: {r['error'][9:]}"
+                        continue
+                    bad = bad or (f"causal={r['causal']} {r['form']} with ({_s(r['L'])}, "
+                                  f"{_s(r['R'])}): {r['error']}")
+                    continue
+                wl, wr, c_recv = r["got"]
+                verdict, label = P.judge(res, c_recv, wl, wr, r["causal"], r["L"], r["R"])
+                if verdict != "exact":
+                    bad = (f"causal={r['causal']} {r['form']} with ({_s(r['L'])}, {_s(r['R'])}): "
+                           f"FA4 receives ({_s(wl)}, {_s(wr)}) -> {label} ({verdict})")
+                    break
+            if bad:
+                per.append((res.label, "broken", bad))
+                worst_status = "broken"
+                first_bad = first_bad or f"{res.label}: {bad}"
+            elif unknown_why or flags:
+                why = unknown_why or "; ".join(flags)
+                per.append((res.label, "unknown", f"not a proof: {why}"))
+                if worst_status == "proved":
+                    worst_status = "unknown"
+            else:
+                per.append((res.label, "proved", "every form and bound gives the intended band"))
+        n = len([r for r in results if "got" in r or "error" in r])
+        table: dict = {}
+        for r in results:
+            got = tuple(r["got"]) if "got" in r else None
+            table.setdefault((r["L"], r["R"], r["causal"]), []).append(
+                (r["form"], got, r.get("error", "")))
+        table = {k: tuple(v) for k, v in table.items()}
+        if worst_status == "broken":
+            return ChainResult("broken", f"{labels}: {first_bad}", first_bad, tuple(per), table)
+        if worst_status == "unknown":
+            why = unknown_why or "; ".join(flags)
+            return ChainResult("unknown", f"{labels}: not a proof: {why}", "", tuple(per), table)
+        return ChainResult("proved", f"{labels} checked on {n} calls (every form, causal and "
+                           f"bound class){note}", "", tuple(per), table)
+
+    # -- expressions ---------------------------------------------------------------------
+    def eval_exprs(self, items: list[tuple[str, str, dict]]) -> list[ExprResult]:
+        """``items``: (module, expression source, {free name: bound|window|bool})."""
+        out: list[ExprResult | None] = [None] * len(items)
+        todo = []
+        for i, (mod, expr, free) in enumerate(items):
+            key = (mod, expr, tuple(sorted(free.items())))
+            if key in self._expr_cache:
+                out[i] = self._expr_cache[key]
+                continue
+            m = self.modules.get(mod)
+            if m is None or m.refused:
+                out[i] = self._expr_cache[key] = ExprResult(
+                    False, why=f"cannot run the code it calls: {m.refused if m else 'not extracted'}")
+                continue
+            try:
+                check(expr)
+            except Refused as exc:
+                out[i] = self._expr_cache[key] = ExprResult(False, why=f"expression refused: {exc}")
+                continue
+            consts = int_constants(expr)
+            for s in m.sources:
+                consts |= int_constants(s)
+            todo.append((i, key, consts))
+        for round_ in range(3):
+            if not todo:
+                break
+            jobs = [{"kind": "expr", "module": k[0], "expr": k[1], "free": dict(k[2]),
+                     "grid": grid_for(c)} for _, k, c in todo]
+            answers = self._run(jobs)
+            again = []
+            for (i, key, consts), ans in zip(todo, answers):
+                seen = set(ans.get("seen", ()))
+                if seen - consts and round_ < 2 and not ans.get("error"):
+                    again.append((i, key, consts | seen))
+                    continue
+                out[i] = self._expr_cache[key] = self._judge_expr(ans)
+            todo = again
+        return out  # type: ignore[return-value]
+
+    @staticmethod
+    def _judge_expr(ans) -> ExprResult:
+        if ans.get("error"):
+            return ExprResult(False, why=ans["error"])
+        if ans.get("flags"):
+            return ExprResult(False, why="not a proof: " + "; ".join(ans["flags"]))
+        vals = []
+        for r in ans["results"]:
+            if "error" in r:
+                e = r["error"]
+                return ExprResult(False, why=(e[9:] if e.startswith("unknown:") else
+                                              f"with {r['inputs']}: {e}"))
+            v = r["value"]
+            vals.append(tuple(v) if isinstance(v, list) else v)
+        uniq = []
+        for v in vals:
+            if v not in uniq:
+                uniq.append(v)
+        return ExprResult(True, tuple(uniq))
+
+
+def _s(v) -> str:
+    return "None" if v is None else str(v)
+
+
+# ----------------------------------------------------------------------------- extraction
+
+@dataclass
+class _Def:
+    stmt: ast.stmt
+    names: set
+
+
+def _bound_names(st: ast.stmt) -> set[str]:
+    out = set()
+    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        out.add(st.name)
+    elif isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name):
+                    out.add(n.id)
+    elif isinstance(st, (ast.Import, ast.ImportFrom)):
+        for a in st.names:
+            out.add((a.asname or a.name).split(".")[0])
+    return out
+
+
+def free_names(node: ast.AST) -> set[str]:
+    """Names a piece of code loads that it does not bind itself (an over-approximation:
+    every loaded name minus names stored anywhere inside, minus parameters)."""
+    loads, stores = set(), set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            (loads if isinstance(n.ctx, ast.Load) else stores).add(n.id)
+        elif isinstance(n, ast.arg):
+            stores.add(n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n is not node:
+            stores.add(n.name)
+        elif isinstance(n, ast.alias):
+            stores.add((n.asname or n.name).split(".")[0])
+    return loads - stores
+
+
+def module_statements(tree: ast.Module) -> list[ast.stmt]:
+    """Top-level statements, with the bodies of top-level if/try flattened in (a binding made
+    on any branch counts)."""
+    out = []
+
+    def walk(body):
+        for st in body:
+            if isinstance(st, ast.If):
+                walk(st.body)
+                walk(st.orelse)
+            elif isinstance(st, ast.Try):
+                walk(st.body)
+                for h in st.handlers:
+                    walk(h.body)
+                walk(st.orelse)
+                walk(st.finalbody)
+            else:
+                out.append(st)
+    walk(tree.body)
+    return out
+
+
+def extract(index, modname: str, roots: Iterable[str], depth: int = 0,
+            done: set | None = None) -> tuple[list[str], list[str], str]:
+    """Source of the module-level statements of ``modname`` that define ``roots`` and
+    everything they use, following in-tree imports. Returns (sources in order, names left
+    opaque, refusal reason or "")."""
+    import builtins
+    done = set() if done is None else done
+    info = index.modules.get(modname)
+    if info is None or info.tree is None:
+        return [], sorted(roots), ""
+    stmts = module_statements(info.tree)
+    defs: dict[str, list[ast.stmt]] = {}
+    for st in stmts:
+        for n in _bound_names(st):
+            defs.setdefault(n, []).append(st)
+    want = list(roots)
+    chosen: list[ast.stmt] = []
+    opaque: set[str] = set()
+    pre: list[str] = []
+    seen: set[str] = set()
+    while want:
+        n = want.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n not in defs:
+            if not hasattr(builtins, n):
+                opaque.add(n)
+            continue
+        for st in defs[n]:
+            if any(st is c for c in chosen):
+                continue
+            if isinstance(st, ast.ImportFrom) or isinstance(st, ast.Import):
+                src, op, refused = _import_stmt(index, info, st, n, depth, done)
+                if refused:
+                    return [], [], refused
+                pre.extend(src)
+                opaque |= set(op)
+                continue
+            chosen.append(st)
+            want.extend(free_names(st))
+    chosen.sort(key=lambda s: (s.lineno, s.col_offset))
+    text = info.source
+    body = []
+    for st in chosen:
+        seg = ast.get_source_segment(text, st)
+        if seg is None:
+            return [], [], f"cannot read the source of line {st.lineno} of {info.path}"
+        if isinstance(st, (ast.FunctionDef, ast.ClassDef)) and st.decorator_list:
+            decos = [ast.get_source_segment(text, d) for d in st.decorator_list]
+            seg = "".join(f"@{d}\n" for d in decos) + seg
+        body.append(_dedent(seg, st.col_offset))
+    src = "\n\n".join(pre + body) + "\n"
+    return [src], sorted(opaque), ""
+
+
+def _dedent(seg: str, col: int) -> str:
+    if col == 0:
+        return seg
+    lines = seg.splitlines()
+    return "\n".join([lines[0]] + [l[col:] if l[:col].strip() == "" else l for l in lines[1:]])
+
+
+def _import_stmt(index, info, st, name: str, depth: int, done: set):
+    """An import that binds ``name``: stdlib modules the child serves are kept as written,
+    in-tree modules are followed, anything else leaves ``name`` opaque."""
+    if isinstance(st, ast.Import):
+        for a in st.names:
+            if (a.asname or a.name).split(".")[0] != name:
+                continue
+            if a.name.split(".")[0] in _ALLOWED_IMPORTS:
+                return [f"import {a.name}" + (f" as {a.asname}" if a.asname else "")], [], ""
+            return [], [name], ""
+        return [], [name], ""
+    module = index.resolve_from(info, st.module, st.level)
+    for a in st.names:
+        if (a.asname or a.name) != name:
+            continue
+        if module.split(".")[0] in _ALLOWED_IMPORTS and not st.level:
+            return [f"from {module} import {a.name}" + (f" as {a.asname}" if a.asname else "")], [], ""
+        if module in index.modules and depth < 6:
+            key = (module, a.name)
+            if key in done:
+                return [], [], ""
+            done.add(key)
+            srcs, op, refused = extract(index, module, [a.name], depth + 1, done)
+            if refused:
+                return [], [], refused
+            if a.asname and a.asname != a.name:
+                srcs = srcs + [f"{a.asname} = {a.name}"]
+            return srcs, op, ""
+        sub = f"{module}.{a.name}"
+        if sub in index.modules:
+            return [], [name], ""
+        return [], [name], ""
+    return [], [name], ""

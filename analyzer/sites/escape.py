@@ -1,0 +1,245 @@
+"""Where FA4 entry points go that the flow analysis does not follow (FA4S006).
+
+The flow layer (``flow.Solver``) follows an FA4 function through aliases, wrapping calls, calls,
+in-tree helpers that take it as a parameter, lists splatted into them and returns. Anything
+else it would drop silently -- a dict of functions, an attribute store, ``functools.partial``
+with arguments, an external callee, ``getattr`` by a computed name, ``__wrapped__`` -- and a
+call made later through such a value would never be judged. This pass walks every parsed
+module's ``ast``, asks the solver which names hold an FA4 entry point (or an FA4 module) that
+is not behaviour-checked, and reports every use of one outside the followed positions. Each
+report makes the verdict *unknown*: a Pysa-style conservative default for what cannot be seen.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from analyzer.sites import bindings as B
+from analyzer.sites.flow import FAFunc, FuncRef, ModRef
+
+
+@dataclass(frozen=True)
+class Escape:
+    path: str
+    line: int
+    col: int
+    what: str
+
+
+def _is_fa4_module(v) -> bool:
+    return isinstance(v, ModRef) and B.fa_version_of_module(v.name) == "fa4"
+
+
+class _Scopes(ast.NodeVisitor):
+    """node -> the qualname of the function (or "<module>") it is evaluated in."""
+
+    def __init__(self):
+        self.scope_of: dict = {}
+        self.parent: dict = {}
+        self.stack = ["<module>"]
+        self.prefix = [""]
+
+    def generic_visit(self, node):
+        for child in ast.iter_child_nodes(node):
+            self.parent[child] = node
+        self.scope_of[node] = self.stack[-1]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:
+                self.parent[d] = node
+                self.visit(d)
+            for d in node.args.defaults + node.args.kw_defaults:
+                if d is not None:
+                    self.visit(d)
+            qual = f"{self.prefix[-1]}{node.name}"
+            self.stack.append(qual)
+            self.prefix.append(qual + ".<locals>.")
+            for st in node.body:
+                self.visit(st)
+            self.stack.pop()
+            self.prefix.pop()
+            return
+        if isinstance(node, ast.ClassDef):
+            for d in node.decorator_list + node.bases:
+                self.visit(d)
+            qual = f"{self.prefix[-1]}{node.name}"
+            self.prefix.append(qual + ".")
+            for st in node.body:
+                self.visit(st)
+            self.prefix.pop()
+            return
+        super().generic_visit(node)
+
+
+def find(solver, index, judge, calls) -> list[Escape]:
+    call_at = set()
+    for c in calls:
+        pos = c["call"][3]
+        call_at.add((c["fn"].mod.path, pos[0], pos[1]))
+    out: list[Escape] = []
+    for path in sorted(solver.mods):
+        info = index.by_path.get(path)
+        if info is None or info.tree is None:
+            continue
+        mod = solver.mods[path]
+        sc = _Scopes()
+        sc.visit(info.tree)
+        cache: dict = {}
+
+        def values(qual, name):
+            key = (qual, name)
+            if key not in cache:
+                fn = mod.top if qual == "<module>" else solver.fns.get((path, qual))
+                if fn is None:
+                    cache[key] = frozenset()
+                else:
+                    try:
+                        cache[key] = frozenset(v for v, _ in solver.lookup(fn, name, False))
+                    except RecursionError:
+                        cache[key] = frozenset()
+            return cache[key]
+
+        def fn_of(qual):
+            return mod.top if qual == "<module>" else solver.fns.get((path, qual))
+
+        for node in ast.walk(info.tree):
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+                continue
+            qual = sc.scope_of.get(node, "<module>")
+            vals = values(qual, node.id)
+            raw = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
+                   and not judge.normalised(v)]
+            wrapped = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
+                       and judge.normalised(v)]
+            mods = [v for v in vals if _is_fa4_module(v)]
+            if wrapped:
+                p = sc.parent.get(node)
+                if isinstance(p, ast.Attribute) and p.attr == "__wrapped__":
+                    out.append(Escape(path, p.lineno, p.col_offset + 1,
+                                      f"{node.id}.__wrapped__ bypasses the checked wrapper"))
+            if not raw and not mods:
+                continue
+            if mods and not raw:
+                why = _module_use(sc, node, fn_of(qual), solver, call_at, path)
+            else:
+                why = _use(sc, node, fn_of(qual), solver, call_at, path)
+            if why:
+                names = ", ".join(sorted({v.entry.name for v in raw})) or "an FA4 module"
+                out.append(Escape(path, node.lineno, node.col_offset + 1,
+                                  f"{node.id} ({names}) {why}"))
+    uniq = {}
+    for e in out:
+        uniq.setdefault((e.path, e.line, e.col), e)
+    return [uniq[k] for k in sorted(uniq)]
+
+
+def _in_tree_callee(solver, fn, call: ast.Call) -> bool:
+    if fn is None:
+        return False
+    from analyzer.sites.flow import _FnCtx, _ModCtx
+
+    label = call.func
+    if isinstance(label, ast.Name):
+        e = ("N", label.id)
+    elif isinstance(label, ast.Attribute) and isinstance(label.value, ast.Name):
+        e = ("A", ("N", label.value.id), label.attr)
+    else:
+        return False
+    ctx = _FnCtx(solver, fn, False) if fn.ir is not None else _ModCtx(solver, fn.mod, None)
+    try:
+        vals = solver.eval(ctx, e)
+    except RecursionError:
+        return False
+    fr = [v for v, _ in vals if isinstance(v, FuncRef)]
+    if not fr:
+        # self.method(...) inside a class: the solver follows methods of the same class
+        if isinstance(label, ast.Attribute) and fn.cls is not None \
+                and isinstance(label.value, ast.Name) and label.value.id == fn.first_param:
+            return label.attr in fn.cls.methods
+        return False
+    return all(solver.fns.get(v.key) is not None and solver.fns[v.key].ir is not None for v in fr)
+
+
+def _use(sc, node, fn, solver, call_at, path) -> str:
+    """"" when the flow layer follows this use of an FA4 function value, else why not."""
+    p = sc.parent.get(node)
+    child = node
+    # a value chosen by a conditional is used where the conditional is used
+    while isinstance(p, (ast.IfExp, ast.BoolOp, ast.NamedExpr)) and child is not getattr(p, "test", None):
+        child, p = p, sc.parent.get(p)
+    if isinstance(p, ast.Call):
+        if p.func is child:
+            if (path, p.lineno, p.col_offset) in call_at:
+                return ""
+            return "is called here, but the call was not analysed"
+        if child in p.args and len(p.args) == 1 and not p.keywords:
+            return ""                       # a wrapping call: followed as a chain
+        if _in_tree_callee(solver, fn, p):
+            return ""
+        callee = ast.unparse(p.func)
+        return f"is passed to {callee}(...), which the pass does not follow"
+    if isinstance(p, ast.keyword):
+        call = sc.parent.get(p)
+        if isinstance(call, ast.Call) and _in_tree_callee(solver, fn, call):
+            return ""
+        return f"is passed as {p.arg}= to a callee the pass does not follow"
+    if isinstance(p, (ast.Assign, ast.AnnAssign)):
+        targets = p.targets if isinstance(p, ast.Assign) else [p.target]
+        bad = [t for t in targets if not isinstance(t, ast.Name)]
+        if not bad:
+            return ""
+        return f"is stored in {ast.unparse(bad[0])}"
+    if isinstance(p, (ast.Compare, ast.If, ast.While, ast.Assert, ast.UnaryOp, ast.Expr,
+                      ast.FormattedValue)):
+        return ""
+    if isinstance(p, (ast.IfExp, ast.BoolOp)):   # the test of a conditional
+        return ""
+    if isinstance(p, ast.Return):
+        return ""
+    if isinstance(p, (ast.List, ast.Tuple)):
+        q = sc.parent.get(p)
+        if isinstance(q, ast.Assign) and all(isinstance(t, ast.Name) for t in q.targets):
+            return ""
+        if isinstance(q, ast.Starred):
+            call = sc.parent.get(q)
+            if isinstance(call, ast.Call) and _in_tree_callee(solver, fn, call):
+                return ""
+        if isinstance(q, ast.Call) and _in_tree_callee(solver, fn, q):
+            return ""
+        if isinstance(q, ast.Return):
+            return ""
+        return "is put in a list or tuple the pass does not follow"
+    if isinstance(p, ast.Attribute):
+        if p.attr == "__wrapped__":
+            return "has its __wrapped__ read"
+        return ""
+    if isinstance(p, ast.Starred):
+        return "is splatted into a call the pass does not follow"
+    if isinstance(p, ast.Dict):
+        return "is stored in a dict"
+    if isinstance(p, (ast.Set, ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await,
+                      ast.Subscript, ast.comprehension, ast.GeneratorExp, ast.ListComp)):
+        return f"is used in a {type(p).__name__} the pass does not follow"
+    return f"is used in a {type(p).__name__ if p is not None else 'statement'} the pass does not follow"
+
+
+def _module_use(sc, node, fn, solver, call_at, path) -> str:
+    """A name bound to an FA4 module: attribute reads of entry points are judged like the
+    functions they give; other uses must not hand the module on."""
+    p = sc.parent.get(node)
+    if isinstance(p, ast.Attribute):
+        if p.attr in B.FA4_ENTRIES or p.attr in ("interface", "cute"):
+            return _use(sc, p, fn, solver, call_at, path)
+        return ""
+    if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "getattr" \
+            and p.args and p.args[0] is node:
+        if len(p.args) > 1 and isinstance(p.args[1], ast.Constant) and isinstance(p.args[1].value, str):
+            if p.args[1].value not in B.FA4_ENTRIES:
+                return ""
+            return "is read with getattr(...) (the entry point it gives is not followed)"
+        return "is read with getattr(...) by a computed name"
+    if isinstance(p, (ast.Compare, ast.If, ast.Expr, ast.UnaryOp)):
+        return ""
+    if isinstance(p, ast.Assign) and all(isinstance(t, ast.Name) for t in p.targets):
+        return ""
+    return "(the module) is handed on where the pass does not follow it"

@@ -1,0 +1,863 @@
+"""Which files can reach FA4: a cheap import graph of the WHOLE tree, built before anything is
+skipped (stdlib ``ast``; per-file summaries cached by content).
+
+A file is parsed by the call-site pass unless the graph proves it cannot reach FA4:
+
+* **FA4 origins** are ``flash_attn.cute`` and its sub-modules, modules the user declares
+  (``--fa4-module`` or ``fa4-modules`` in ``[tool.fa4-audit]`` of the audited tree's
+  ``pyproject.toml``), and vendored copies recognised by their content: a module that defines at
+  least two of FA4's entry points with FA4's window parameters and either the resolver
+  (``_resolve_causal_local_window``) or ``_flash_attn_fwd(window_size_left, window_size_right)``.
+* A module **reaches** FA4 when it imports an origin, or imports (anything from) an in-tree
+  module that reaches it -- re-exports are followed transitively -- statically or through a
+  dynamic import whose module name is a constant (``importlib.import_module("...")``,
+  ``__import__("...")``, ``sys.modules["..."]``).
+* A dynamic import whose name is not a constant can load FA4: when its result is used to make
+  a call that can carry a window (a window keyword, a ``**`` splat, six or more positional
+  arguments) or escapes the function (returned, stored, passed on), it is reported *unknown*
+  (FA4S007). One whose result only makes window-free calls is not a way to FA4 and is ignored.
+* A tree that activates torch's FA4 attention implementation
+  (``torch.nn.attention.activate_flash_attention_impl("FA4")``) and hands windows to torch's
+  attention ops is reported as reaching FA4 through torch (FA4S008, unknown: whether torch maps
+  ``-1`` to ``None`` depends on the torch release).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import pickle
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from fa4_patch import names as N
+
+SUMMARY_VERSION = 6
+
+DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
+
+
+# ----------------------------------------------------------------------------- records
+
+@dataclass(frozen=True)
+class ImportEdge:
+    line: int
+    col: int
+    module: str             # absolute module imported from (or imported)
+    names: tuple            # names imported from it ("" for a plain import)
+    dynamic: bool = False
+
+
+@dataclass(frozen=True)
+class DynamicImport:
+    line: int
+    col: int
+    spelled: str            # the call as written, shortened
+    constant: str | None    # the module name when it is a constant
+    carries_window: bool    # its result makes a call that can carry a window, or escapes
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class TorchFA4:
+    line: int
+    col: int
+    what: str               # "activates FA4" | "window to torch attention op"
+
+
+@dataclass
+class FileSummary:
+    module: str
+    is_pkg: bool
+    error: str | None = None
+    imports: list[ImportEdge] = field(default_factory=list)
+    dynamic: list[DynamicImport] = field(default_factory=list)
+    torch: list[TorchFA4] = field(default_factory=list)
+    vendored_fa4: bool = False
+    relative: list = field(default_factory=list)   # (line, col, module or "", level, names)
+    # module-level name -> what its value may come from: ("imp", module, name) | ("mod", module)
+    # | ("name", other module-level name) | ("star", module)
+    bindings: dict = field(default_factory=dict)
+    # every import anywhere in the file (module level or inside functions), as refs
+    uses: list = field(default_factory=list)        # (line, col, ref)
+
+
+@dataclass
+class ModuleInfo:
+    name: str
+    path: str
+    is_pkg: bool
+    source: str
+    _tree: ast.Module | None = None
+    error: str | None = None
+
+    @property
+    def tree(self) -> ast.Module | None:
+        if self._tree is None and self.error is None:
+            try:
+                self._tree = ast.parse(self.source)
+            except (SyntaxError, ValueError) as exc:
+                self.error = f"does not parse: {exc}"
+        return self._tree
+
+
+def modname(rel: str) -> tuple[str, bool]:
+    parts = rel[:-3].split("/")
+    if parts[-1] == "__init__":
+        return ".".join(parts[:-1]), True
+    return ".".join(parts), False
+
+
+class TreeIndex:
+    """Every module of the audited tree, by dotted name (relative to the tree root)."""
+
+    def __init__(self, data: dict[str, bytes]):
+        self.modules: dict[str, ModuleInfo] = {}
+        self.by_path: dict[str, ModuleInfo] = {}
+        for rel, raw in sorted(data.items()):
+            name, is_pkg = modname(rel)
+            try:
+                text = raw.decode("utf-8")
+                err = None
+            except UnicodeDecodeError as exc:
+                text, err = "", f"not UTF-8: {exc}"
+            info = ModuleInfo(name, rel, is_pkg, text, None, err)
+            self.modules[name] = info
+            self.by_path[rel] = info
+
+    def resolve_from(self, info: ModuleInfo, module: str | None, level: int) -> str:
+        if not level:
+            return module or ""
+        base = info.name.split(".") if info.is_pkg else info.name.split(".")[:-1]
+        if level - 1 > len(base):
+            return module or ""
+        base = base[: len(base) - (level - 1)] if level > 1 else base
+        return ".".join([*base, module] if module else base)
+
+    def tree_module(self, name: str) -> str | None:
+        """The in-tree module ``name`` denotes; tolerant of a tree audited from above its
+        package root (``src/pkg`` holding ``pkg``) by suffix match."""
+        if name in self.modules:
+            return name
+        hits = [m for m in self.modules if m.endswith("." + name)]
+        return hits[0] if len(hits) == 1 else None
+
+
+# ----------------------------------------------------------------------------- summaries
+
+def _dotted(node) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _const_str(node, consts: dict) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in consts:
+        return consts[node.id]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        a, b = _const_str(node.left, consts), _const_str(node.right, consts)
+        if a is not None and b is not None:
+            return a + b
+    if isinstance(node, ast.JoinedStr):
+        out = []
+        for v in node.values:
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                out.append(v.value)
+            elif isinstance(v, ast.FormattedValue):
+                s = _const_str(v.value, consts)
+                if s is None:
+                    return None
+                out.append(s)
+            else:
+                return None
+        return "".join(out)
+    return None
+
+
+def _string_consts(tree: ast.Module) -> dict[str, str]:
+    """Module-level NAME = "string" assigned exactly once (a constant a dynamic import may use)."""
+    seen: dict[str, list] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    seen.setdefault(t.id, []).append(node.value)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+            seen.setdefault(node.target.id, []).extend([None, None])
+    out = {}
+    for k, vals in seen.items():
+        if len(vals) == 1 and isinstance(vals[0], ast.Constant) and isinstance(vals[0].value, str):
+            out[k] = vals[0].value
+    return out
+
+
+def _params(fn: ast.FunctionDef) -> set[str]:
+    a = fn.args
+    return {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+
+
+def _is_vendored(tree: ast.Module) -> bool:
+    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    entries = 0
+    for name in N.ENTRY_POINTS:
+        fn = defs.get(name)
+        if fn is not None and _params(fn) & set(N.WINDOW_KEYS):
+            entries += 1
+    fwd = defs.get("_flash_attn_fwd")
+    resolver = N.RESOLVER in defs or (
+        fwd is not None and {"window_size_left", "window_size_right"} <= _params(fwd))
+    return entries >= 2 and resolver
+
+
+def _call_carries_window(call: ast.Call) -> bool:
+    if any(k.arg is None or k.arg in N.WINDOW_KEYS for k in call.keywords):
+        return True
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return True
+    return len(call.args) >= 6
+
+
+class _Parents(ast.NodeVisitor):
+    def __init__(self):
+        self.parent: dict = {}
+
+    def generic_visit(self, node):
+        for child in ast.iter_child_nodes(node):
+            self.parent[child] = node
+        super().generic_visit(node)
+
+
+def _enclosing_scope(parent: dict, node):
+    while node in parent:
+        node = parent[node]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return node
+    return None
+
+
+def _result_use(parent: dict, call: ast.Call, scope) -> tuple[bool, str]:
+    """Does the module object a dynamic import returns make a window-carrying call or escape?"""
+    p = parent.get(call)
+    # import_module(x).f(...)
+    if isinstance(p, ast.Attribute) and isinstance(parent.get(p), ast.Call) \
+            and parent[p].func is p:
+        c = parent[p]
+        return (_call_carries_window(c), f"calls .{p.attr}(...) on it")
+    if isinstance(p, ast.Attribute):
+        q = parent.get(p)
+        if isinstance(q, (ast.Assign, ast.Return, ast.Call, ast.Dict, ast.List, ast.Tuple,
+                          ast.keyword)):
+            return True, f"its attribute .{p.attr} is passed on"
+        return False, ""
+    if isinstance(p, ast.Assign) and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name):
+        var = p.targets[0].id
+        body = scope if scope is not None else None
+        root = body if body is not None else _root(parent, call)
+        uses = []
+        for n in ast.walk(root):
+            if isinstance(n, ast.Name) and n.id == var and isinstance(n.ctx, ast.Load):
+                uses.append(n)
+        for u in uses:
+            q = parent.get(u)
+            if isinstance(q, ast.Attribute):
+                r = parent.get(q)
+                if isinstance(r, ast.Call) and r.func is q:
+                    if _call_carries_window(r):
+                        return True, f"calls {var}.{q.attr}(...) with what may be a window"
+                    continue
+                return True, f"{var}.{q.attr} is used as a value"
+            if isinstance(q, ast.Call) and q.func is u:
+                if _call_carries_window(q):
+                    return True, f"calls {var}(...) with what may be a window"
+                continue
+            if isinstance(q, ast.Call) and _dotted(q.func) == "getattr":
+                return True, f"getattr({var}, ...)"
+            if isinstance(q, (ast.Compare, ast.If, ast.BoolOp, ast.UnaryOp)):
+                continue
+            return True, f"{var} is passed on or stored"
+        return False, ""
+    if isinstance(p, ast.Expr):
+        return False, ""
+    return True, "its result is passed on or stored"
+
+
+def _root(parent, node):
+    while node in parent:
+        node = parent[node]
+    return node
+
+
+def _resolve(name: str, is_pkg: bool, module: str | None, level: int) -> str:
+    if not level:
+        return module or ""
+    base = name.split(".") if is_pkg else name.split(".")[:-1]
+    if level - 1 > len(base):
+        return module or ""
+    base = base[: len(base) - (level - 1)] if level > 1 else base
+    return ".".join([*base, module] if module else base)
+
+
+def _value_refs(node) -> set[str]:
+    """Names whose VALUE may flow out of ``node``: every loaded name except one that is only
+    called (``f(x)`` hands out f's result, not f) or only compared."""
+    out = set()
+    parent = {}
+    for n in ast.walk(node):
+        for c in ast.iter_child_nodes(n):
+            parent[c] = n
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            p = parent.get(n)
+            if isinstance(p, ast.Call) and p.func is n:
+                continue
+            if isinstance(p, ast.Compare):
+                continue
+            out.add(n.id)
+    return out
+
+
+def _function_refs(fn) -> set[str]:
+    """Free names whose value may leave ``fn``: through a return/yield (following local
+    assignments), an attribute or subscript store, a global/nonlocal store, or a closure."""
+    local_deps: dict[str, set] = {}
+    leaks: set[str] = set()
+    params = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)} if hasattr(fn, "args") else set()
+    for n in ast.walk(fn):
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            value = n.value
+            if value is None:
+                continue
+            refs = _value_refs(value)
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                for x in ast.walk(t):
+                    if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store):
+                        local_deps.setdefault(x.id, set()).update(refs)
+                if isinstance(t, (ast.Attribute, ast.Subscript)):
+                    leaks |= refs
+        elif isinstance(n, (ast.For, ast.comprehension)):
+            refs = _value_refs(n.iter)
+            for x in ast.walk(n.target):
+                if isinstance(x, ast.Name):
+                    local_deps.setdefault(x.id, set()).update(refs)
+        elif isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) and n.value is not None:
+            leaks |= _value_refs(n.value)
+        elif isinstance(n, ast.Lambda):
+            leaks |= _value_refs(n.body)
+        elif isinstance(n, ast.Call):
+            # values handed to a callee may be stored by it (a method on an object)
+            for a in list(n.args) + [k.value for k in n.keywords]:
+                if isinstance(n.func, ast.Attribute):
+                    leaks |= _value_refs(a)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            leaks |= set(n.names)
+    # close over local assignments
+    out: set[str] = set()
+    todo = list(leaks)
+    seen = set()
+    while todo:
+        x = todo.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        if x in local_deps:
+            todo.extend(local_deps[x])
+            if x not in params:
+                continue
+        out.add(x)
+    return out - params
+
+
+def _bindings(tree: ast.Module, name: str, is_pkg: bool) -> dict:
+    out: dict[str, set] = {}
+
+    def add(n, refs):
+        out.setdefault(n, set()).update(refs)
+
+    def walk(body):
+        for st in body:
+            if isinstance(st, ast.If):
+                walk(st.body)
+                walk(st.orelse)
+            elif isinstance(st, ast.Try):
+                walk(st.body)
+                for h in st.handlers:
+                    walk(h.body)
+                walk(st.orelse)
+                walk(st.finalbody)
+            elif isinstance(st, (ast.With, ast.For, ast.While)):
+                walk(st.body)
+                walk(getattr(st, "orelse", []))
+            elif isinstance(st, ast.Import):
+                for a in st.names:
+                    if a.asname:
+                        add(a.asname, {("mod", a.name, a.asname)})
+                    else:
+                        top = a.name.split(".")[0]
+                        add(top, {("mod", top, top), ("mod", a.name, top)})
+            elif isinstance(st, ast.ImportFrom):
+                mod = _resolve(name, is_pkg, st.module, st.level)
+                for a in st.names:
+                    if a.name == "*":
+                        add("*", {("star", mod)})
+                    else:
+                        add(a.asname or a.name, {("imp", mod, a.name)})
+            elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                refs = _function_refs(st)
+                for d in st.decorator_list:
+                    refs |= _value_refs(d)
+                add(st.name, {("name", r) for r in refs})
+            elif isinstance(st, ast.ClassDef):
+                refs = set()
+                for sub in st.body:
+                    if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        refs |= _function_refs(sub)
+                    else:
+                        for n in ast.walk(sub):
+                            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                                refs.add(n.id)
+                for d in st.decorator_list + st.bases:
+                    refs |= _value_refs(d)
+                add(st.name, {("name", r) for r in refs})
+            elif isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                if st.value is None:
+                    continue
+                refs = {("name", r) for r in _value_refs(st.value)}
+                targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                for t in targets:
+                    for x in ast.walk(t):
+                        if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store):
+                            add(x.id, refs)
+                    if isinstance(t, (ast.Attribute, ast.Subscript)):
+                        # a store into another object: that object now carries the value
+                        base = t.value
+                        while isinstance(base, (ast.Attribute, ast.Subscript)):
+                            base = base.value
+                        if isinstance(base, ast.Name):
+                            add(base.id, refs)
+    walk(tree.body)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+_EXPR_NEEDLES = ("import_module", "__import__", "modules", "activate_flash_attention_impl",
+                 "window_size")
+
+
+def _stmt_imports(tree: ast.Module):
+    """Every import statement anywhere in the file, walking statements only (no expressions:
+    an import is always a statement)."""
+    stack = [tree.body]
+    while stack:
+        body = stack.pop()
+        for st in body:
+            if isinstance(st, (ast.Import, ast.ImportFrom)):
+                yield st
+                continue
+            for attr in ("body", "orelse", "finalbody"):
+                sub = getattr(st, attr, None)
+                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                    stack.append(sub)
+            for h in getattr(st, "handlers", ()) or ():
+                stack.append(h.body)
+            for c in getattr(st, "cases", ()) or ():
+                stack.append(c.body)
+
+
+_FROM_RE = re.compile(r"\bfrom[ \t]+(\.*)[ \t]*([A-Za-z_][\w.]*)?[ \t]*\bimport[ \t]*"
+                      r"(\([^)]*\)|[^\n;#]*)")
+_IMPORT_RE = re.compile(r"\bimport[ \t]+([^\n;#()]*)")
+_NAME_RE = re.compile(r"^\s*([A-Za-z_][\w.]*|\*)\s*(?:\bas\s+([A-Za-z_]\w*))?\s*$")
+_VENDOR_RE = re.compile(r"\bdef\s+(flash_attn_func|flash_attn_varlen_func|_flash_attn_fwd|"
+                        r"_flash_attn_bwd)\s*\(")
+_EXPR_NEEDLES = ("import_module", "__import__", "sys.modules", "from sys import",
+                 "import sys as", "activate_flash_attention_impl", "varlen_attn",
+                 "_flash_attention_")
+
+
+def _scan_imports(text: str, name: str, is_pkg: bool):
+    """Every import the text can make, found by pattern over the raw text (strings and
+    comments included): an over-approximation of the statements ``ast`` would see -- an
+    extra edge only makes reach larger, never smaller. Yields (line, col, ref, edge)."""
+    text = text.replace("\\\r\n", " ").replace("\\\n", " ")
+    masked = set()
+    for m in _FROM_RE.finditer(text):
+        # the position of this statement's own ``import`` keyword (not counted again below)
+        masked.add(m.start() + m.group(0).rfind("import", 0, m.start(3) - m.start()))
+        level = len(m.group(1))
+        mod = _resolve(name, is_pkg, m.group(2), level) if level else (m.group(2) or "")
+        names_txt = m.group(3).strip()
+        if names_txt.startswith("("):
+            names_txt = names_txt[1:-1] if names_txt.endswith(")") else names_txt[1:]
+        line = text.count("\n", 0, m.start()) + 1
+        names = []
+        names_txt = " ".join(l.split("#")[0] for l in names_txt.splitlines())
+        for part in names_txt.split(","):
+            nm = _NAME_RE.match(part)
+            if nm:
+                names.append(nm.group(1))
+        for n in names:
+            ref = ("star", mod) if n == "*" else ("imp", mod, n)
+            yield line, 1, ref, ImportEdge(line, 1, mod, tuple(names))
+    for m in _IMPORT_RE.finditer(text):
+        if m.start() in masked:
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        for part in m.group(1).split(","):
+            nm = _NAME_RE.match(part)
+            if not nm or nm.group(1) == "*":
+                continue
+            target, alias = nm.group(1), nm.group(2)
+            if alias:
+                yield line, 1, ("mod", target, alias), ImportEdge(line, 1, target, ("",))
+            else:
+                top = target.split(".")[0]
+                yield line, 1, ("mod", top, top), ImportEdge(line, 1, target, ("",))
+                if "." in target:
+                    yield line, 1, ("mod", target, top), None
+
+
+def summarize(rel: str, source: str) -> FileSummary:
+    name, is_pkg = modname(rel)
+    s = FileSummary(name, is_pkg)
+    for line, col, ref, edge in _scan_imports(source, name, is_pkg):
+        s.uses.append((line, col, ref))
+        if edge is not None:
+            s.imports.append(edge)
+    needs_tree = len(set(_VENDOR_RE.findall(source))) >= 2 or \
+        any(n in source for n in _EXPR_NEEDLES)
+    if needs_tree:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError) as exc:
+            s.error = f"does not parse: {exc}"
+            return s
+        s.vendored_fa4 = _is_vendored(tree)
+        if any(n in source for n in _EXPR_NEEDLES):
+            _expressions(s, tree, source)
+    return s
+
+
+def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
+    """Dynamic imports and torch's FA4 switch: the only parts that need an expression walk."""
+    consts = _string_consts(tree)
+    pv = _Parents()
+    pv.visit(tree)
+    parent = pv.parent
+    import_aliases: dict[str, str] = {}
+    for node in _stmt_imports(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                import_aliases[a.asname or a.name.split(".")[0]] = (
+                    a.name if a.asname else a.name.split(".")[0])
+        elif not node.level:
+            for a in node.names:
+                import_aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            d = _dotted(node.func)
+            if not d:
+                continue
+            head, _, rest = d.partition(".")
+            full = import_aliases.get(head, head) + ("." + rest if rest else "")
+            if d == "__import__" or full == "importlib.import_module":
+                arg = node.args[0] if node.args else None
+                c = _const_str(arg, consts) if arg is not None else None
+                carries, why = _result_use(parent, node, _enclosing_scope(parent, node))
+                text = ast.get_source_segment(source, node) or d
+                s.dynamic.append(DynamicImport(node.lineno, node.col_offset + 1,
+                                               " ".join(text.split())[:80], c, carries, why))
+                if c is not None:
+                    s.imports.append(ImportEdge(node.lineno, node.col_offset + 1, c, ("",), True))
+                    s.uses.append((node.lineno, node.col_offset + 1, ("mod", c, "")))
+            elif full.endswith("activate_flash_attention_impl"):
+                arg = node.args[0] if node.args else None
+                c = _const_str(arg, consts) if arg is not None else None
+                if c is None or "4" in c:
+                    s.torch.append(TorchFA4(node.lineno, node.col_offset + 1,
+                                            f"activates torch's flash attention impl {c!r}"
+                                            if c else "activates a flash attention impl "
+                                            "chosen at run time"))
+            elif (d.endswith("varlen_attn") or d.endswith("_flash_attention_forward")
+                  or d.endswith("_flash_attention_backward")) \
+                    and any(k.arg in N.WINDOW_KEYS for k in node.keywords):
+                s.torch.append(TorchFA4(node.lineno, node.col_offset + 1,
+                                        f"hands a window to torch's {d.rsplit('.', 1)[-1]}"))
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            if _dotted(node.value) == "sys.modules":
+                c = _const_str(node.slice, consts)
+                carries, why = _result_use(parent, node, _enclosing_scope(parent, node))
+                text = ast.get_source_segment(source, node) or "sys.modules[...]"
+                s.dynamic.append(DynamicImport(node.lineno, node.col_offset + 1,
+                                               " ".join(text.split())[:80], c, carries, why))
+                if c is not None:
+                    s.imports.append(ImportEdge(node.lineno, node.col_offset + 1, c, ("",), True))
+                    s.uses.append((node.lineno, node.col_offset + 1, ("mod", c, "")))
+
+
+def alias_chains(tree: ast.Module, alias: str) -> set[tuple]:
+    """Every attribute chain read off the name ``alias`` (``te.pytorch.x`` -> ("pytorch",
+    "x")); ("<bare>",) when the name is used as a value by itself."""
+    out: set[tuple] = set()
+    parent = {}
+    for n in ast.walk(tree):
+        for c in ast.iter_child_nodes(n):
+            parent[c] = n
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id == alias and isinstance(n.ctx, ast.Load):
+            chain = []
+            cur = n
+            while isinstance(parent.get(cur), ast.Attribute) and parent[cur].value is cur:
+                cur = parent[cur]
+                chain.append(cur.attr)
+            out.add(tuple(chain) if chain else ("<bare>",))
+    return out
+
+
+# ----------------------------------------------------------------------------- cache
+
+def _cache_dir() -> Path | None:
+    try:
+        from analyzer.sources import cache_dir
+        return cache_dir() / "reach"
+    except Exception:
+        return None
+
+
+def summaries(index: TreeIndex, use_cache: bool = True) -> dict[str, FileSummary]:
+    out = {}
+    d = _cache_dir() if use_cache else None
+    for name, info in index.modules.items():
+        if info.error is not None:
+            out[name] = FileSummary(name, info.is_pkg, info.error)
+            continue
+        key = hashlib.sha256(f"{SUMMARY_VERSION}\0{info.path}\0".encode()
+                             + info.source.encode()).hexdigest()[:32]
+        f = d / key[:2] / key if d is not None else None
+        hit = None
+        if f is not None:
+            try:
+                hit = pickle.loads(f.read_bytes())
+            except (OSError, pickle.PickleError, EOFError, AttributeError, ValueError):
+                hit = None
+        if isinstance(hit, FileSummary):
+            out[name] = hit
+            continue
+        s = summarize(info.path, info.source)
+        out[name] = s
+        if f is not None and s.error is None:
+            try:
+                f.parent.mkdir(parents=True, exist_ok=True)
+                tmp = f.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_bytes(pickle.dumps(s))
+                tmp.replace(f)
+            except OSError:
+                pass
+    return out
+
+
+# ----------------------------------------------------------------------------- the graph
+
+@dataclass
+class Reach:
+    origins: tuple[str, ...]                 # FA4 origin module names / prefixes
+    vendored: tuple[str, ...]                # in-tree modules recognised as vendored FA4
+    declared: tuple[str, ...]
+    reaching: set[str]                       # in-tree modules that can reach FA4
+    path_to_fa4: dict[str, str]              # module -> how it reaches (one step)
+    dynamic_unknown: list[tuple[str, DynamicImport]]
+    dynamic_fa4: list[tuple[str, DynamicImport]]   # constant-named dynamic imports of FA4
+    torch: list[tuple[str, TorchFA4]]
+    parse_errors: list[tuple[str, str]]
+    exports: dict = field(default_factory=dict)    # module -> names that may hold FA4
+
+    def is_origin(self, module: str) -> bool:
+        return any(module == o or module.startswith(o + ".") for o in self.origins)
+
+
+def compute(index: TreeIndex, sums: dict[str, FileSummary],
+            declared: Iterable[str] = ()) -> Reach:
+    declared = tuple(sorted({d.strip() for d in declared if d and d.strip()}))
+    vendored = tuple(sorted(m for m, s in sums.items() if s.vendored_fa4))
+    origins = tuple(sorted(set(N.FA4_MODULES) | set(vendored) | set(declared)))
+
+    def is_origin(m: str) -> bool:
+        return any(m == o or m.startswith(o + ".") for o in origins)
+
+    # which module-level names may hold an FA4 entry point (or an FA4 module object): a
+    # fixpoint over the modules that reach FA4 (only they can export it), re-exports followed
+    # transitively; a module object counts through the attribute chains read off it
+    exports: dict[str, set[str]] = {m: set() for m in sums}
+    children: dict[str, list[str]] = {}
+    for m in sums:
+        parts = m.split(".")
+        for i in range(1, len(parts)):
+            children.setdefault(".".join(parts[:i]), []).append(m)
+    bind_cache: dict[str, dict] = {}
+    chain_cache: dict[tuple, set] = {}
+
+    def tree(mod: str) -> str | None:
+        return mod if mod in index.modules else index.tree_module(mod)
+
+    def module_has_fa4(mod: str) -> bool:
+        if is_origin(mod):
+            return True
+        tm = tree(mod)
+        if tm is None:
+            return False
+        return bool(exports.get(tm)) or any(exports.get(c) for c in children.get(tm, ()))
+
+    def origin_attr(mod: str, attr: str) -> bool:
+        return attr in N.WINDOW_ENTRIES or attr in ("interface", "cute") or \
+            (tree(f"{mod}.{attr}") is not None and is_origin(f"{mod}.{attr}"))
+
+    def chain_fa4(mod: str, chain: tuple) -> bool:
+        cur = mod
+        for attr in chain:
+            if attr == "<bare>":
+                return module_has_fa4(cur)
+            if is_origin(cur):
+                return origin_attr(cur, attr)
+            tm = tree(cur)
+            if tm is None:
+                return is_origin(f"{cur}.{attr}")
+            if attr in exports.get(tm, ()):
+                return True
+            sub = f"{tm}.{attr}"
+            if tree(sub) is None and not is_origin(sub):
+                return False
+            cur = sub
+        return module_has_fa4(cur)
+
+    def ref_fa4(ref, m: str) -> str | None:
+        kind = ref[0]
+        if kind == "imp":
+            mod, attr = ref[1], ref[2]
+            if is_origin(mod):
+                return f"{mod}.{attr}" if origin_attr(mod, attr) else None
+            if is_origin(f"{mod}.{attr}"):
+                return f"{mod}.{attr}"
+            tm = tree(mod)
+            if tm is not None and attr in exports.get(tm, ()):
+                return f"{tm}.{attr}"
+            sub = tree(f"{mod}.{attr}")
+            if sub is not None and module_has_fa4(sub):
+                return sub
+            return None
+        if kind == "mod":
+            mod, alias = ref[1], ref[2]
+            if not module_has_fa4(mod):
+                return None
+            if not alias:
+                return mod
+            info = index.modules.get(m)
+            t = info.tree if info is not None else None
+            if t is None:
+                return mod
+            key = (m, alias)
+            if key not in chain_cache:
+                chain_cache[key] = alias_chains(t, alias)
+            base = mod.split(".")[0] if alias == mod.split(".")[0] else mod
+            for chain in sorted(chain_cache[key]):
+                if chain_fa4(base, chain):
+                    return f"{base}." + ".".join(c for c in chain if c != "<bare>") \
+                        if chain != ("<bare>",) else base
+            return None
+        if kind == "star":
+            tm = tree(ref[1])
+            return ref[1] if (is_origin(ref[1]) or exports.get(tm or "", set())) else None
+        if kind == "name":
+            return f"{m}.{ref[1]}" if ref[1] in exports[m] else None
+        return None
+
+    def bindings(m: str) -> dict:
+        if m not in bind_cache:
+            info = index.modules[m]
+            t = info.tree
+            bind_cache[m] = _bindings(t, m, info.is_pkg) if t is not None else {}
+        return bind_cache[m]
+
+    reaching: set[str] = set()
+    how: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for m, sm in sums.items():
+            if m in vendored or sm.error:
+                continue
+            if m not in reaching:
+                for line, col, ref in sm.uses:
+                    r = ref_fa4(ref, m)
+                    if r is not None:
+                        reaching.add(m)
+                        how[m] = f"{index.modules[m].path}:{line} imports {r}"
+                        changed = True
+                        break
+            if m not in reaching:
+                continue
+            for name, refs in bindings(m).items():
+                if name == "*":
+                    for ref in refs:
+                        tm = tree(ref[1])
+                        src = N.WINDOW_ENTRIES if is_origin(ref[1]) else exports.get(tm or "", ())
+                        for n in list(src):
+                            if n not in exports[m]:
+                                exports[m].add(n)
+                                changed = True
+                    continue
+                if name in exports[m]:
+                    continue
+                if any(ref_fa4(ref, m) is not None for ref in refs):
+                    exports[m].add(name)
+                    changed = True
+    dyn_unknown, dyn_fa4, torch, errors = [], [], [], []
+    for m, s in sorted(sums.items()):
+        path = index.modules[m].path
+        if s.error:
+            errors.append((path, s.error))
+        for d in s.dynamic:
+            if d.constant is None and d.carries_window:
+                dyn_unknown.append((path, d))
+            elif d.constant is not None and is_origin(d.constant):
+                dyn_fa4.append((path, d))
+        for t in s.torch:
+            torch.append((path, t))
+    r = Reach(origins, vendored, declared, reaching, how, dyn_unknown, dyn_fa4, torch, errors)
+    r.exports = {m: sorted(v) for m, v in exports.items() if v}
+    return r
+
+
+def declared_modules(root: Path, extra: Iterable[str] = ()) -> list[str]:
+    """``--fa4-module`` values plus ``fa4-modules`` from ``[tool.fa4-audit]`` in the audited
+    tree's ``pyproject.toml`` (its root, or the folder above a package dir)."""
+    out = [e for e in extra if e]
+    for cand in (Path(root) / "pyproject.toml",):
+        if not cand.is_file():
+            continue
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            try:
+                import tomli as tomllib  # type: ignore[no-redef]
+            except ImportError:
+                continue
+        try:
+            data = tomllib.loads(cand.read_text())
+        except (OSError, ValueError) as exc:
+            from analyzer.errors import AuditError
+            raise AuditError(f"{cand}: cannot read [tool.fa4-audit]: {exc}") from None
+        conf = data.get("tool", {}).get("fa4-audit", {})
+        mods = conf.get("fa4-modules", conf.get("fa4_modules", []))
+        if isinstance(mods, str):
+            mods = [mods]
+        out.extend(str(m) for m in mods)
+    return out

@@ -1,0 +1,541 @@
+"""Three-valued verdicts for FA4-reaching calls, one per audited release, each with a witness.
+
+For a call, every FA4 value it can reach is a raw entry point seen through a chain of wrapping
+layers (``FAFunc.chain``). Per release:
+
+* the chain is **proved** by behaviour (``behaviour.Runner.verify_chains``): whatever the call
+  passes, FA4 gets the intended band -> the call is proved by the chain;
+* otherwise the pairs the call can pass are worked out (constants, conditionals, dict stores
+  and merges, call-site expressions evaluated in the sandbox) and run through the chain and the
+  release's resolver: a wrong band is **broken** (the pair and its path are the witness); a
+  value the tree cannot bound, or a chain that cannot be run, leaves it **unknown**.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from analyzer.sites import behaviour as BH
+from analyzer.sites import pairs as P
+from analyzer.sites.model import CallVerdict
+from fa4_patch import names as N
+
+_ORDER = {"proved": 0, "unknown": 1, "broken": 2}
+
+
+def worst(statuses) -> str:
+    statuses = list(statuses)
+    return max(statuses, key=_ORDER.__getitem__) if statuses else "proved"
+
+
+@dataclass(frozen=True)
+class WindowValues:
+    """What a call can hand FA4: ``pairs`` (None when unbounded), ``unknown`` reasons,
+    ``causal`` values and whether those are known."""
+
+    pairs: frozenset
+    unknown: tuple
+    causal: tuple
+    causal_known: bool
+    via: tuple = ()
+    forms: frozenset = frozenset()     # "keyword" and/or "positional"
+    # pairs an expression over values the tree cannot bound can produce (evaluated for every
+    # value those names can take): all right proves the call; a wrong one is only "unknown"
+    open_pairs: frozenset = frozenset()
+
+
+class Judge:
+    def __init__(self, index, resolvers, params=None):
+        self.index = index
+        self.resolvers = list(resolvers)
+        self.runner = BH.Runner(self.resolvers)
+        self.params = params or {}          # entry -> (param names, required count)
+        self._layers: dict = {}
+        self._chain: dict = {}
+        self._ext_n = 0
+        self._ext_keys: dict = {}
+
+    # -- signatures ----------------------------------------------------------------------
+    def signature(self, entry: str) -> tuple[tuple[str, ...], int]:
+        if entry in self.params:
+            return self.params[entry]
+        return N.PARAMS_B36[entry], N.REQUIRED_B36[entry]
+
+    # -- extraction ----------------------------------------------------------------------
+    def module_for(self, modname: str, roots) -> str:
+        key = (modname, frozenset(roots))
+        if key in self._ext_keys:
+            return self._ext_keys[key]
+        self._ext_n += 1
+        name = f"m{self._ext_n}"
+        srcs, opaque, refused = BH.extract(self.index, modname, sorted(roots))
+        if not refused:
+            for s in srcs:
+                try:
+                    BH.check(s)
+                except BH.Refused as exc:
+                    refused = str(exc)
+                    break
+        self.runner.modules[name] = BH.ExtractedModule(name, srcs, list(opaque), refused)
+        self._ext_keys[key] = name
+        return name
+
+    def _call_node(self, path: str, line: int, col: int) -> tuple[ast.Call | None, str]:
+        info = self.index.by_path.get(path)
+        if info is None or info.tree is None:
+            return None, ""
+        best = None
+        for node in ast.walk(info.tree):
+            if isinstance(node, ast.Call) and node.lineno == line and len(node.args) == 1 \
+                    and not node.keywords:
+                if node.col_offset == col:
+                    return node, info.name
+                best = best or node
+        return best, info.name
+
+    def layer(self, w) -> BH.Layer:
+        if w in self._layers:
+            return self._layers[w]
+        if w.kind == "fa4_patch":
+            lay = BH.Layer(w.label, template="fa4_patch.wrap(X)", trusted_fa4_patch=True)
+            self._layers[w] = lay
+            return lay
+        node, modname = (self._call_node(*w.at) if w.at else (None, ""))
+        if node is None:
+            lay = BH.Layer(w.label, opaque="its wrapping call was not found", names_window=True)
+        else:
+            func = node.func
+            roots = BH.free_names(func)
+            mod = self.module_for(modname, roots)
+            ext = self.runner.modules[mod]
+            text = "\n".join(ext.sources)
+            names_window = BH.names_window(text) or BH.names_window(ast.unparse(func))
+            if ext.refused:
+                lay = BH.Layer(w.label, opaque=ext.refused, names_window=names_window)
+            else:
+                lay = BH.Layer(w.label, module=mod,
+                               template=f"({ast.unparse(func)})(__fa4_inner__)",
+                               names_window=names_window)
+        self._layers[w] = lay
+        return lay
+
+    # -- chains --------------------------------------------------------------------------
+    def chains(self, values) -> None:
+        """Verify the chains of all these FAFunc values in one batch."""
+        todo = []
+        for v in values:
+            if v.entry.version != "fa4" or v.entry.name not in N.WINDOW_ENTRIES:
+                continue
+            key = (v.chain, v.entry.name)
+            if key in self._chain or key in [t[0] for t in todo]:
+                continue
+            layers = tuple(self.layer(w) for w in v.chain)
+            params, req = self.signature(v.entry.name)
+            todo.append((key, (layers, v.entry.name, tuple(params), req)))
+        if not todo:
+            return
+        results = self.runner.verify_chains([t[1] for t in todo])
+        for (key, _), r in zip(todo, results):
+            self._chain[key] = r
+
+    def chain(self, v) -> BH.ChainResult:
+        key = (v.chain, v.entry.name)
+        if key not in self._chain:
+            self.chains([v])
+        return self._chain.get(key) or BH.ChainResult("unknown", "not an entry point with a window")
+
+    def normalised(self, v) -> bool:
+        return bool(v.chain) and self.chain(v).status == "proved"
+
+    def inside_proved_wrapper(self, fn) -> str | None:
+        """``fn`` (or a function it is nested in) is the code of a wrapping layer whose chain
+        was proved: its FA4 call is the wrapper's own forwarding call, already run and checked
+        in the sandbox."""
+        top = fn.qualname.split(".")[0] if fn is not None and fn.ir is not None else None
+        if top is None:
+            return None
+        info = self.index.by_path.get(fn.mod.path)
+        if info is None or info.tree is None:
+            return None
+        node = next((n for n in info.tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+                     and n.name == top), None)
+        seg = ast.get_source_segment(info.source, node) if node is not None else None
+        if not seg:
+            return None
+        body = BH._dedent(seg, node.col_offset)
+        for (chain, entry), r in self._chain.items():
+            if r.status != "proved":
+                continue
+            for w in chain:
+                lay = self._layers.get(w)
+                if lay is None or not lay.module:
+                    continue
+                ext = self.runner.modules[lay.module]
+                if any(body in src for src in ext.sources):
+                    return f"{top} (behaviour-checked as part of {w.label})"
+        return None
+
+    # -- calls ---------------------------------------------------------------------------
+    def call_verdicts(self, fa4_values, wv: WindowValues, chain_pairs=None
+                      ) -> tuple[str, tuple[CallVerdict, ...]]:
+        """Per release: the worst over the FA4 values the call can reach."""
+        out = []
+        for res in self.resolvers:
+            statuses = []
+            witnesses = []
+            pairs_out: list[str] = []
+            for v in fa4_values:
+                ch = self.chain(v).for_forms(wv.forms)
+                per = {r: (s, w) for r, s, w in ch.per_release}
+                st, wit = per.get(res.label, (ch.status, ch.witness))
+                if v.chain and st == "proved":
+                    statuses.append("proved")
+                    witnesses.append(f"{v.entry.name} through {ch.witness}")
+                    continue
+                # judge the call's own pairs through this value: bounded pairs first (a
+                # wrong one is broken), then pairs over unbounded values (wrong: unknown)
+                if wv.pairs:
+                    if v.chain:
+                        j = self._through_chain(v, res, wv, wv.pairs)
+                    else:
+                        j = P.judge_pairs(res, wv.pairs, wv.causal, wv.causal_known)
+                    if j.status == "broken":
+                        statuses.append("broken")
+                        chain_note = (f" through {' -> '.join(w.label for w in reversed(v.chain))}"
+                                      if v.chain else " unnormalised")
+                        witnesses.append(f"{v.entry.name}{chain_note}: {j.witness}")
+                        pairs_out.extend(j.pairs)
+                        continue
+                    if j.status == "unknown":
+                        statuses.append("unknown")
+                        witnesses.append(f"{v.entry.name}: {j.witness}")
+                        continue
+                if wv.open_pairs:
+                    oj = (self._through_chain(v, res, wv, wv.open_pairs) if v.chain else
+                          P.judge_pairs(res, wv.open_pairs, wv.causal, wv.causal_known))
+                    if oj.status != "proved":
+                        statuses.append("unknown")
+                        witnesses.append(f"{v.entry.name}: a window the tree cannot bound may "
+                                         f"be wrong: {oj.witness}")
+                        continue
+                if wv.unknown:
+                    statuses.append("unknown")
+                    why = "; ".join(wv.unknown[:3]) + (f"; and {len(wv.unknown) - 3} more"
+                                                        if len(wv.unknown) > 3 else "")
+                    extra = ""
+                    if v.chain and st != "proved":
+                        extra = f" (its wrapper is not proved: {wit})"
+                    witnesses.append(f"{v.entry.name}: cannot bound what it passes: {why}{extra}")
+                    continue
+                statuses.append("proved")
+                shown = ", ".join(sorted(P.fmt_pair(*p) for p in wv.pairs)) or "no window (FA4's default)"
+                if wv.open_pairs:
+                    shown += f"; {len(wv.open_pairs)} pairs from expressions over unbounded values"
+                witnesses.append(f"{v.entry.name}: every pair it can pass gives the intended "
+                                 f"band ({shown}; causal {'/'.join(str(c) for c in wv.causal)})")
+            st = worst(statuses)
+            wit = next((w for s, w in zip(statuses, witnesses) if s == st), "")
+            out.append(CallVerdict(res.label, st, wit, tuple(dict.fromkeys(pairs_out))))
+        return worst(v.status for v in out), tuple(out)
+
+    def _through_chain(self, v, res, wv: WindowValues, pairs) -> P.PairJudgement:
+        """A chain that is not proved for every input: run the call's own pairs through it
+        (the grid always holds every bound the tree's calls pass)."""
+        ch = self.chain(v)
+        broken, maybe = [], []
+        for L, R in sorted(pairs, key=lambda p: (str(p[0]), str(p[1]))):
+            for c in wv.causal:
+                rows = ch.table.get((L, R, c))
+                if rows is None:
+                    maybe.append(f"causal={c} {P.fmt_pair(L, R)}: the wrapper could not be run "
+                                 f"on it ({ch.witness})")
+                    continue
+                for form, got, err in rows:
+                    if not _form_matches(form, wv.forms):
+                        continue
+                    if got is None:
+                        (maybe if err.startswith("unknown") else broken).append(
+                            f"causal={c} {form} with {P.fmt_pair(L, R)}: {err}")
+                        continue
+                    verdict, label = P.judge(res, got[2], got[0], got[1], c, L, R)
+                    if verdict != "exact":
+                        msg = (f"causal={c} {P.fmt_pair(L, R)} through the wrapper ({form}): FA4 "
+                               f"receives {P.fmt_pair(got[0], got[1])} -> {label} ({verdict})")
+                        if wv.causal_known or all(
+                                P.judge(res, cc, got[0], got[1], cc, L, R)[0] != "exact"
+                                for cc in (True, False)):
+                            broken.append(msg)
+                        else:
+                            maybe.append(msg + f" if the call passes causal={c}")
+        if broken:
+            return P.PairJudgement("broken", broken[0], tuple(broken))
+        if maybe:
+            return P.PairJudgement("unknown", maybe[0], tuple(maybe))
+        return P.PairJudgement("proved", "every pair it passes reaches FA4 as intended")
+
+
+def _defines(sources, name: str) -> bool:
+    for src in sources:
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            continue
+        if any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name
+               for n in tree.body):
+            return True
+    return False
+
+
+def _form_matches(form: str, forms) -> bool:
+    if not forms:
+        return True
+    positional = form.startswith("positional")
+    return ("positional" in forms) if positional else ("keyword" in forms)
+
+
+# ----------------------------------------------------------------------------- deciding calls
+
+def _atoms_to_values(atoms):
+    vals, unknown = set(), []
+    for a in atoms:
+        if a[0] == "int":
+            vals.add(a[1])
+        elif a[0] == "none":
+            vals.add(None)
+        else:
+            unknown.append(a[1])
+    return vals, unknown
+
+
+def _pair_values(solver, fnkey, expr, depth=0, seen=None):
+    """Pairs a ``window_size`` expression can be, keeping the two sides of one tuple together:
+    (set of (L, R), unknown reasons)."""
+    from analyzer.sites.coverage import window_values
+
+    seen = set() if seen is None else seen
+    tag = expr[0] if isinstance(expr, tuple) and expr else None
+    if depth > 8:
+        return set(), ["too deep to follow"]
+    if tag == "I":
+        a, ua = _pair_values(solver, fnkey, expr[1], depth + 1, seen)
+        b, ub = _pair_values(solver, fnkey, expr[2], depth + 1, seen)
+        return a | b, ua + ub
+    if (tag == "K" and expr[1] is None) or (tag == "N" and expr[1] == "None"):
+        return {(None, None)}, []
+    if tag == "N":
+        fn = solver.fns.get(fnkey)
+        name = expr[1]
+        if fn is not None and fn.ir is not None and name in fn.defs and name not in fn.globals \
+                and (fnkey, name) not in seen:
+            seen.add((fnkey, name))
+            out, unk = set(), []
+            for kind, payload, _ in fn.defs[name]:
+                if kind == "expr":
+                    p, u = _pair_values(solver, fnkey, payload[0], depth + 1, seen)
+                    out |= p
+                    unk += u
+                else:
+                    break
+            else:
+                return out, unk
+    left, ul = _atoms_to_values(window_values(solver, fnkey, expr, 0))
+    right, ur = _atoms_to_values(window_values(solver, fnkey, expr, 1))
+    if ul or ur:
+        return set(), ul + ur
+    return {(l, r) for l in left for r in right}, []
+
+
+class _Enumerator:
+    """Call-site expressions whose names the flow cannot bound (``None if l < 0 else l``,
+    ``norm(window_size)``): evaluated in the sandbox over every value those names can take."""
+
+    def __init__(self, judge: Judge, solver, text):
+        self.judge, self.solver, self.text = judge, solver, text
+        self.jobs: list = []
+        self.results: dict = {}
+        self.open: dict = {}      # key -> the expression has a name enumerated over the domain
+
+    def job_for(self, site, want: str):
+        """Register the evaluation of ``site``'s value expression; returns a key or None."""
+        from analyzer.sites.coverage import _value_text, window_values
+
+        src = _value_text(self.text, site)
+        try:
+            node = ast.parse(src.strip(), mode="eval").body
+        except SyntaxError:
+            return None
+        fn = self.solver.fns.get(site.fn)
+        if fn is None:
+            return None
+        free = BH.free_names(node)
+        local, module_level = {}, set()
+        for name in sorted(free):
+            if name in ("None", "True", "False"):
+                continue
+            if fn.ir is not None and name in fn.defs and name not in fn.globals:
+                vals, unk = _atoms_to_values(window_values(self.solver, site.fn, ("N", name), None))
+                subscripted = any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+                                  and n.value.id == name for n in ast.walk(node))
+                iterated = any(isinstance(n, ast.comprehension) and isinstance(n.iter, ast.Name)
+                               and n.iter.id == name for n in ast.walk(node))
+                if not unk and vals and not subscripted and not iterated:
+                    local[name] = sorted(vals, key=lambda x: (x is not None, x or 0))
+                elif isinstance(node, ast.Name) and want == "pair":
+                    local[name] = "window"
+                else:
+                    local[name] = "window" if (subscripted or iterated) else "bound"
+            else:
+                module_level.add(name)
+        info = self.judge.index.by_path.get(site.path)
+        if info is None:
+            return None
+        mod = self.judge.module_for(info.name, module_level)
+        key = (mod, src.strip(), tuple(sorted((k, str(v)) for k, v in local.items())))
+        self.jobs.append((key, (mod, src.strip(), local), want))
+        self.open[key] = any(isinstance(v, str) for v in local.values())
+        return key
+
+    def run(self):
+        if not self.jobs:
+            return
+        uniq = {}
+        for key, item, _ in self.jobs:
+            uniq.setdefault(key, item)
+        keys = list(uniq)
+        res = self.judge.runner.eval_exprs([uniq[k] for k in keys])
+        self.results.update(zip(keys, res))
+
+
+def _causal_values(solver, c):
+    """What ``causal`` can be at this call: (values, known)."""
+    call, ctx = c["call"], c["ctx"]
+    splat = False
+    pos_i = 0
+    for kind, kw, e, _ in call[2]:
+        if kind == "k" and kw == "causal":
+            vals = solver.eval(ctx, e)
+            out = set()
+            for v, _f in vals:
+                val = getattr(v, "value", _MISSING)
+                if isinstance(val, bool):
+                    out.add(val)
+                else:
+                    return (True, False), False
+            return (tuple(sorted(out, reverse=True)) or (True, False)), bool(out)
+        if kind == "**":
+            splat = True
+        if kind in ("*",):
+            splat = True
+        if kind == "p":
+            pos_i += 1
+    if splat or pos_i > 4:
+        return (True, False), False
+    return (False,), True
+
+
+_MISSING = object()
+
+
+def decide(calls, solver, text, judge: Judge) -> None:
+    """Fill ``status``/``verdicts`` (and the legacy coverage fields) of every pending call."""
+    from analyzer.sites.coverage import window_values
+
+    pending = [c for c in calls if c.get("coverage") == "pending"]
+    # every FA4 value any call reaches, in one sandbox batch
+    judge.chains([v for c in pending for v, _ in c["fa4"]])
+    enum = _Enumerator(judge, solver, text)
+    plans = []
+    for c in pending:
+        plan = {"pairs": set(), "left": set(), "right": set(), "has_left": False,
+                "has_right": False, "unknown": [], "forms": set(), "exprs": [],
+                "opairs": set(), "oleft": set(), "oright": set()}
+        for site, reason, param_of in c["fa4_inputs"]:
+            if site is None:
+                plan["unknown"].append(reason)
+                if reason and reason.startswith("*"):
+                    plan["forms"] |= {"keyword", "positional"}
+                continue
+            plan["forms"].add("positional" if site.style == "positional" else "keyword")
+            expr = solver.exprs[site.expr_id]
+            if site.key == "window_size":
+                p, unk = _pair_values(solver, site.fn, expr)
+                plan["pairs"] |= p
+                if unk:
+                    k = enum.job_for(site, "pair")
+                    plan["exprs"].append((site, "window_size", k, unk))
+            else:
+                side = "left" if site.key == "window_size_left" else "right"
+                plan["has_" + side] = True
+                vals, unk = _atoms_to_values(window_values(solver, site.fn, expr, None))
+                plan[side] |= vals
+                if unk:
+                    k = enum.job_for(site, "bound")
+                    plan["exprs"].append((site, side, k, unk))
+        plans.append(plan)
+    enum.run()
+    consts = set()
+    for plan in plans:
+        for site, where, k, unk in plan["exprs"]:
+            r = enum.results.get(k) if k is not None else None
+            loc = f"{site.path}:{site.pos[0]}"
+            if r is None or not r.ok:
+                why = r.why if r is not None else "its expression cannot be evaluated"
+                plan["unknown"].append(f"{site.key} at {loc}: {'; '.join(unk[:2])} ({why})")
+                continue
+            is_open = enum.open.get(k, True)
+            for v in r.values:
+                if where == "window_size":
+                    if v is None:
+                        v = (None, None)
+                    if isinstance(v, tuple) and len(v) == 2:
+                        plan["opairs" if is_open else "pairs"].add(v)
+                    else:
+                        plan["unknown"].append(f"{site.key} at {loc} can be {v!r}")
+                else:
+                    plan[("o" + where) if is_open else where].add(v)
+        if plan["has_left"] or plan["has_right"]:
+            lefts = plan["left"] | ({None} if not plan["has_left"] else set())
+            rights = plan["right"] | ({None} if not plan["has_right"] else set())
+            plan["pairs"] |= {(l, r) for l in lefts for r in rights}
+            if plan["oleft"] or plan["oright"]:
+                ol = plan["oleft"] | lefts
+                orr = plan["oright"] | rights
+                plan["opairs"] |= {(l, r) for l in ol for r in orr} - plan["pairs"]
+        for p in plan["pairs"] | plan["opairs"]:
+            consts |= {x for x in p if isinstance(x, int) and not isinstance(x, bool)}
+    if consts - judge.runner.extra_consts:
+        # the chains are re-judged with every bound a call passes in their grid
+        judge.runner.extra_consts |= consts
+        judge._chain.clear()
+        judge.runner._chain_cache.clear()
+        judge.chains([v for c in pending for v, _ in c["fa4"]])
+    for c, plan in zip(pending, plans):
+        good = [p for p in plan["pairs"] if all(
+            x is None or (isinstance(x, int) and not isinstance(x, bool)) for x in p)]
+        bad = [p for p in plan["pairs"] if p not in good]
+        unknown = list(dict.fromkeys(plan["unknown"] + [f"window {p!r} is not ints" for p in bad]))
+        causal, known = _causal_values(solver, c)
+        if not plan["pairs"] and not unknown:
+            pairs = frozenset({(None, None)})       # no window reaches it: FA4's default
+        else:
+            pairs = frozenset(good)
+        opairs = frozenset(p for p in plan["opairs"] if all(
+            x is None or (isinstance(x, int) and not isinstance(x, bool)) for x in p))
+        if not plan["pairs"] and not unknown and opairs:
+            pairs = frozenset()
+        wv = WindowValues(pairs, tuple(sorted(unknown)), causal, known,
+                          forms=frozenset(plan["forms"]), open_pairs=opairs)
+        values = sorted({v for v, _ in c["fa4"]}, key=lambda v: (v.entry.qual, str(v.chain)))
+        status, verdicts = judge.call_verdicts(values, wv)
+        inside = judge.inside_proved_wrapper(c["fn"])
+        if inside:
+            status = "proved"
+            verdicts = tuple(CallVerdict(v.release, "proved",
+                                         f"the forwarding call inside {inside}") for v in verdicts)
+        c["status"] = status
+        c["verdicts"] = verdicts
+        c["coverage"] = "covered" if status == "proved" else "uncovered"
+        c["why"] = next((v.witness for v in verdicts if v.status == status), "")
+        c["unwrapped"] = [v for v in values if not judge.normalised(v)] if status != "proved" else []
+        c["pairs_judged"] = sorted(P.fmt_pair(*p) for p in wv.pairs)

@@ -1,0 +1,83 @@
+"""One vocabulary of FlashAttention 4 names, shared by ``fa4_patch``, the call-site pass
+(``analyzer.sites``) and the GPU harness (``analyzer.gpu``).
+
+Imports nothing (``fa4_patch``'s runtime part must not depend on ``analyzer``).
+
+Parameter lists were read from the released ``flash_attn/cute/interface.py`` of 4.0.0b36 (the
+newest release when written); the positions of the window parameters moved between releases
+(``WINDOW_POSITIONS`` lists every position seen, b3 .. b36). The call-site pass prefers the
+parameter list of the release it audits when it has one; these are its fallback.
+"""
+
+from __future__ import annotations
+
+#: modules whose functions are FA4 (the package re-exports the public two)
+FA4_MODULES = ("flash_attn.cute", "flash_attn.cute.interface")
+
+#: the window parameters, in either spelling
+WINDOW_KEYS = ("window_size", "window_size_left", "window_size_right")
+
+#: the four entry points TE binds, plus get_scheduler_metadata (b25+), which resolves windows too
+ENTRY_POINTS = ("flash_attn_func", "flash_attn_varlen_func", "_flash_attn_fwd", "_flash_attn_bwd")
+WINDOW_ENTRIES = ENTRY_POINTS + ("get_scheduler_metadata",)
+
+#: the function every release since b5 resolves (causal, window) with
+RESOLVER = "_resolve_causal_local_window"
+
+#: positional index of each window parameter, every value seen across releases (b3-b8 / b9-b36)
+WINDOW_POSITIONS: dict[str, dict[str, tuple[int, ...]]] = {
+    "flash_attn_func": {"window_size": (5, 7)},
+    "flash_attn_varlen_func": {"window_size": (12, 15)},
+    "_flash_attn_fwd": {"window_size_left": (13, 15), "window_size_right": (14, 16)},
+    "_flash_attn_bwd": {"window_size_left": (9,), "window_size_right": (10,)},
+    "get_scheduler_metadata": {"window_size_left": (9,), "window_size_right": (10,)},
+}
+
+#: positional parameter names of 4.0.0b36 (all keyword-capable; no *args / **kwargs)
+PARAMS_B36: dict[str, tuple[str, ...]] = {
+    "flash_attn_func": (
+        "q", "k", "v", "qv", "gather_kv_indices", "softmax_scale", "causal", "window_size",
+        "learnable_sink", "softcap", "num_splits", "pack_gqa", "deterministic", "score_mod",
+        "score_mod_bwd", "mask_mod", "aux_tensors", "aux_scalars", "block_sparse_tensors",
+        "block_sparse_tensors_bwd", "return_lse", "gather_bwd_recompute_p",
+        "gather_bwd_token_chunk"),
+    "flash_attn_varlen_func": (
+        "q", "k", "v", "qv", "cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k",
+        "min_seqlen_k", "seqused_q", "seqused_k", "gather_kv_indices", "page_table",
+        "softmax_scale", "causal", "window_size", "learnable_sink", "softcap", "num_splits",
+        "pack_gqa", "deterministic", "score_mod", "score_mod_bwd", "mask_mod",
+        "block_sparse_tensors", "aux_tensors", "aux_scalars", "return_lse", "scheduler_metadata",
+        "seqlen_k_per_split", "disable_scheduler_metadata", "gather_bwd_recompute_p",
+        "gather_bwd_token_chunk"),
+    "_flash_attn_fwd": (
+        "q", "k", "v", "qv", "cu_seqlens_q", "cu_seqlens_k", "seqused_q", "seqused_k",
+        "max_seqlen_q", "max_seqlen_k", "min_seqlen_k", "page_table", "softmax_scale", "causal",
+        "softcap", "window_size_left", "window_size_right", "learnable_sink", "tile_mn",
+        "mma_pv_is_rs", "intra_wg_overlap", "num_threads", "num_splits", "pack_gqa", "_arch",
+        "score_mod", "mask_mod", "block_sparse_tensors", "return_lse", "out", "lse",
+        "aux_tensors", "aux_scalars", "q_descale", "k_descale", "v_descale", "gather_kv_indices",
+        "scheduler_metadata", "seqlen_k_per_split", "disable_scheduler_metadata",
+        "gather_bwd_recompute_p"),
+    "_flash_attn_bwd": (
+        "q", "k", "v", "out", "dout", "lse", "softmax_scale", "causal", "softcap",
+        "window_size_left", "window_size_right", "m_block_size", "n_block_size", "num_threads",
+        "pack_gqa", "num_stages_Q", "num_stages_dO", "SdP_swapAB", "dKV_swapAB", "dQ_swapAB",
+        "AtomLayoutMSdP", "AtomLayoutNdKV", "AtomLayoutMdQ", "V_in_regs", "cu_seqlens_q",
+        "cu_seqlens_k", "seqused_q", "seqused_k", "max_seqlen_q", "max_seqlen_k",
+        "deterministic", "dq", "dk", "dv", "score_mod", "score_mod_bwd", "mask_mod",
+        "aux_tensors", "aux_scalars", "block_sparse_tensors", "dlse", "learnable_sink"),
+    "get_scheduler_metadata": (
+        "max_seqlen_q", "max_seqlen_k", "nheads", "nheads_kv", "headdim", "num_splits",
+        "headdim_v", "pack_gqa", "causal", "window_size_left", "window_size_right",
+        "seqlen_k_new", "cu_seqlens_q", "cu_seqlens_k", "cu_seqlens_k_new", "seqused_q",
+        "seqused_k", "leftpad_k", "seqlen_k_per_split", "_arch"),
+}
+
+#: how many leading parameters have no default (q, k, v for the attention entries)
+REQUIRED_B36 = {"flash_attn_func": 3, "flash_attn_varlen_func": 3, "_flash_attn_fwd": 3,
+                "_flash_attn_bwd": 6, "get_scheduler_metadata": 6}
+
+
+def window_keys_of(entry: str) -> tuple[str, ...]:
+    """The window parameters ``entry`` takes: ("window_size",) or the left/right pair."""
+    return tuple(WINDOW_POSITIONS.get(entry, {}))
