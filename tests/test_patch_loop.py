@@ -2,7 +2,8 @@
 call-site pass (``analyzer.sites.audit_tree``), and every planted regression flips it back.
 
 Mutations are planted in a copy of the PATCHED tree, one at a time, found by structure (ast),
-never by line number; each must turn the verdict from "safe" to "unsafe" with a finding.
+never by line number; each must turn the verdict from "safe" to "unsafe" or "unknown" (both
+fail the gate) with a finding.
 The kill count is printed (``pytest -s``) and must be total.
 """
 
@@ -68,7 +69,7 @@ def remove_wrap_of(name):
         for node in ast.walk(tree):
             if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
                     and isinstance(node.value.func, ast.Name)
-                    and node.value.func.id == "_fa4_audit_wrap"
+                    and node.value.func.id == "_fa4_window_wrapper"
                     and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name):
                 lines = _lines(text)
                 a, b = _segment_lines(text, node)
@@ -119,15 +120,16 @@ def unwrapped_alias_with_literal(text: str) -> str:
 
 
 def sabotage_normaliser(body: str):
+    """Replace the body of the codemod's bound normaliser (``_fa4_window_bound``)."""
     def mutate(text: str) -> str:
         tree = ast.parse(text)
         for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and node.name == "_fa4_audit_normalize_pair":
+            if isinstance(node, ast.FunctionDef) and node.name == "_fa4_window_bound":
                 lines = _lines(text)
                 a, b = node.lineno - 1, node.end_lineno
-                new = f"def _fa4_audit_normalize_pair(left, right):\n{body}"
+                new = f"def _fa4_window_bound(bound):\n{body}"
                 return "".join(lines[:a] + [new] + lines[b:])
-        raise AssertionError("no _fa4_audit_normalize_pair in backends.py")
+        raise AssertionError("no _fa4_window_bound in backends.py")
     return mutate
 
 
@@ -136,11 +138,9 @@ MUTATIONS = [
     ("new-module-calls-fa4-directly", {"transformer_engine/pytorch/fa4_direct.py": NEW_MODULE}),
     ("cp-helper-imports-flash_attn.cute", {CP: cp_helper_imports_fa4}),
     ("literal-minus-1-to-unwrapped-alias", {BACKENDS: unwrapped_alias_with_literal}),
-    ("normaliser-returns-inputs", {BACKENDS: sabotage_normaliser("    return left, right\n")}),
+    ("normaliser-returns-inputs", {BACKENDS: sabotage_normaliser("    return bound\n")}),
     ("normaliser-maps-to-zero", {BACKENDS: sabotage_normaliser(
-        "    if left is not None and left < 0:\n        left = 0\n"
-        "    if right is not None and right < 0:\n        right = 0\n"
-        "    return left, right\n")}),
+        "    if isinstance(bound, int) and bound < 0:\n        return 0\n    return bound\n")}),
 ]
 
 
@@ -194,9 +194,10 @@ def test_every_planted_regression_flips_the_verdict(patched_tree, capsys):
             rep = sites.audit_tree(patched_tree)
         finally:
             _restore(saved)
-        codes = sorted({f.code for f in rep.findings if f.level == "error"})
-        (killed if rep.verdict == "unsafe" and codes else survived).append((ident, rep.verdict,
-                                                                           codes))
+        # unknown fails the gate as unsafe does (exit 1); either, with its finding, kills
+        codes = sorted({f.code for f in rep.findings if f.level in ("error", "unknown")})
+        (killed if rep.verdict in ("unsafe", "unknown") and codes else survived).append(
+            (ident, rep.verdict, codes))
     assert sites.audit_tree(patched_tree).verdict == "safe"   # restored cleanly
     with capsys.disabled():
         print(f"\nmutation test: killed {len(killed)}/{len(MUTATIONS)}")
@@ -215,5 +216,18 @@ def test_import_mode_patch_is_safe_too(tmp_path):
     root = tmp_path / "te"
     shutil.copytree(resolve("te", "2.20.2").package_dir, root / "transformer_engine")
     _patch(root, "--import")
+    rep = sites.audit_tree(root)
+    assert rep.verdict == "safe", [f"{f.location()} {f.code} {f.message}" for f in rep.findings]
+
+
+def test_kwargs_style_patch_is_safe_too(tmp_path):
+    """--style kwargs (the seed PR's form: the keyword arguments are normalised) on TE 2.20.2,
+    which passes every window by keyword: judged safe by what the wrapper does."""
+    sites = _sites()
+    from analyzer.sources import resolve
+
+    root = tmp_path / "te"
+    shutil.copytree(resolve("te", "2.20.2").package_dir, root / "transformer_engine")
+    _patch(root, "--style", "kwargs")
     rep = sites.audit_tree(root)
     assert rep.verdict == "safe", [f"{f.location()} {f.code} {f.message}" for f in rep.findings]
