@@ -177,13 +177,23 @@ def _release_lines(report: AuditReport) -> list[str]:
     return out
 
 
+_PAIR = re.compile(r"causal=\w+ [(\[][^)\]]*[)\]]")
+
+
+def _short_release(label: str) -> str:
+    """'post-2490 (4.0.0b30..4.0.0b36)' -> 'post-2490' (the range goes in the lead line)."""
+    return label.split(" (", 1)[0]
+
+
 def _call_status(call, label: str) -> str:
     for v in call.verdicts:
         if v.release == label:
             if v.status != "broken" or not v.pairs:
                 return v.status
             more = f" +{len(v.pairs) - 1}" if len(v.pairs) > 1 else ""
-            return f"broken: {v.pairs[0].split(' -> ')[0]}{more}"   # the full pairs: in details
+            m = _PAIR.match(v.pairs[0])
+            pair = m.group(0) if m else v.pairs[0].split(" -> ")[0]
+            return f"broken: {pair}{more}"   # the full pairs and the path: in details
     return "-"
 
 
@@ -192,8 +202,13 @@ def _calls_section(report: AuditReport) -> list[str]:
     calls = sites.fa4_calls
     if not calls:
         return _para("No call in the tree reaches FA4.")
-    labels = [s.label() for s in report.fa4]
-    per_release = any(c.verdicts for c in calls)
+    # the releases (or resolver variants) the call verdicts are given for, in first-seen order
+    labels: list[str] = []
+    for c in calls:
+        for v in c.verdicts:
+            if v.release not in labels:
+                labels.append(v.release)
+    per_release = bool(labels)
     base = _common_dir([c.path for c in calls])
     rows = []
     for c in calls[:_CALLS_SHOWN]:
@@ -203,10 +218,16 @@ def _calls_section(report: AuditReport) -> list[str]:
             rows.append([where, f"`{c.callee}(...)`", entries, *(_call_status(c, l) for l in labels)])
         else:
             rows.append([where, f"`{c.callee}(...)`", entries, c.coverage])
-    headers = ["call", "callee", "FA4 entry point", *(labels if per_release else ["coverage"])]
+    short = [_short_release(lb) for lb in labels]
+    if len(set(short)) != len(short):
+        short = labels
+    headers = ["call", "callee", "FA4 entry point", *(short if per_release else ["coverage"])]
     c = sites.counts()
     lead = (f"{c['fa4_calls']} FA4-reaching call(s), {c['fa4_calls_uncovered']} without a checked "
             f"normaliser; {c['fa4_bindings']} FA4 binding(s), {c['fa4_bindings_unwrapped']} unwrapped")
+    ranges = [lb for lb, sh in zip(labels, short) if lb != sh]
+    if ranges:
+        lead += "; verdicts per resolver: " + ", ".join(ranges)
     out = _para(lead + (f"; paths under `{base}`:" if base else ":"))
     out += ["", md_table(headers, rows)]
     if len(calls) > _CALLS_SHOWN:
