@@ -124,9 +124,19 @@ def _short(path: str, base: str) -> str:
 
 # ----------------------------------------------------------------------------- sections
 
+def _label(source, audited: bool) -> str:
+    """A source's short name for headings: its version, else its SPEC without machine paths."""
+    if source.version:
+        return source.version
+    shown = display_spec(source, audited)
+    if shown == "." and source.root is not None:
+        return f"{Path(str(source.spec).rstrip('/')).name or '.'} (version unknown)"
+    return shown
+
+
 def _title(report: AuditReport) -> str:
-    fa4 = ", ".join(s.label() for s in report.fa4)
-    return f"# FA4 audit: TransformerEngine {report.te.label()} vs flash-attn-4 {fa4}"
+    fa4 = ", ".join(_label(s, False) for s in report.fa4)
+    return f"# FA4 audit: TransformerEngine {_label(report.te, True)} vs flash-attn-4 {fa4}"
 
 
 def _verdict_lines(report: AuditReport) -> list[str]:

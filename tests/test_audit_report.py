@@ -193,6 +193,11 @@ def test_paths_are_relative_to_the_audited_tree():
     run = json.loads(sarif)["runs"][0]
     assert "uri" not in run["originalUriBaseIds"]["SRCROOT"]
     assert run["invocations"][0]["commandLine"].startswith("fa4-audit audit --te . ")
+    # a tree whose version cannot be told is named by its folder, not its absolute path
+    nov = dataclasses.replace(report, te=dataclasses.replace(report.te, version=None))
+    head = render_markdown(nov).splitlines()[0]
+    assert head == "# FA4 audit: TransformerEngine TransformerEngine (version unknown) vs flash-attn-4 " \
+                   "4.0.0b11, 4.0.0b36"
     # the JSON keeps everything
     assert json.loads(render_json(report))["te"]["root"] == str(ROOT)
 
