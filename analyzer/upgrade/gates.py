@@ -336,10 +336,29 @@ class Flow:
             return set(self.dists.get(k, ())), set(self.consts.get(k, ()))
         return set(), {OPAQUE}
 
+    def _depends(self, expr) -> bool:
+        """Whether ``value(expr)`` reads other keys (else it is computed once)."""
+        if expr is None:
+            return False
+        if isinstance(expr, tuple):
+            return True
+        if isinstance(expr, (ast.Name, ast.Attribute, ast.IfExp)):
+            return True
+        if isinstance(expr, ast.Call) and len(expr.args) == 1 and not _dist_literal(expr):
+            a = expr.args[0]
+            return not isinstance(a, ast.Constant)
+        return False
+
     def _solve(self):
+        static = [(k, e, m) for k, e, m in self.assigns if not self._depends(e)]
+        dynamic = [(k, e, m) for k, e, m in self.assigns if self._depends(e)]
+        for k, expr, m in static:
+            ds, cs = self.value(expr, m)
+            self.dists.setdefault(k, set()).update(ds)
+            self.consts.setdefault(k, set()).update(cs)
         for _ in range(50):
             changed = False
-            for k, expr, m in self.assigns:
+            for k, expr, m in dynamic:
                 ds, cs = self.value(expr, m)
                 cur_d = self.dists.setdefault(k, set())
                 cur_c = self.consts.setdefault(k, set())
