@@ -639,14 +639,24 @@ def _records(report: SitesReport, solver: Solver, analysis: Analysis, calls, sit
             if key in seen:
                 continue
             seen.add(key)
+            used = judge.forms_used.get((chain, entry), set())
+            rr = r.for_forms(used) if used else r
             report.wrappers.append(WrapperTrust(f"{label} [{entry}]", "behaviour", at[0], at[1],
-                                                label, r.status == "proved", r.witness))
-            if r.status != "proved":
-                why = r.counterexample or r.witness
+                                                label, rr.status == "proved", rr.witness))
+            if r.status != "proved" and r.alters:
+                # a wrapper that changes windows: judged on the forms the tree's calls use
+                level = {"broken": "error", "unknown": "unknown"}.get(rr.status, "note") \
+                    if used else "note"
+                why = rr.counterexample or rr.witness if level != "note" else \
+                    (r.counterexample or r.witness)
+                scope = (f" in the call forms the tree uses ({', '.join(sorted(used))})"
+                         if level != "note" else
+                         " (only in call forms no call in the tree uses)" if used else "")
                 findings.append(Finding(
                     R.UNTRUSTED_WRAPPER.code, R.UNTRUSTED_WRAPPER.name,
-                    f"{label} around FA4 {entry} is not proved ({r.status}): {why}",
-                    at[0], at[1], 1 if at[1] else 0, (), "note"))
+                    f"{label} around FA4 {entry} changes the window but is not proved "
+                    f"({rr.status if level != 'note' else r.status}){scope}: {why}",
+                    at[0], at[1], 1 if at[1] else 0, (), level))
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.code, f.message))
     report.findings = findings
 

@@ -237,6 +237,8 @@ def _forms(entry, params, required, L, R, causal):
     """(form name, args, kwargs) for each way a call can hand FA4 the window."""
     req = [_Placeholder() for _ in range(required)]
     out = []
+    if L is None and R is None:
+        out.append(("no window passed", req, {"causal": causal}))
     if "window_size" in params:
         out.append(("window_size=(L, R)", req, {"causal": causal, "window_size": (L, R)}))
         out.append(("window_size=[L, R]", req, {"causal": causal, "window_size": [L, R]}))

@@ -164,6 +164,7 @@ class ChainResult:
     table: dict = field(default_factory=dict, compare=False, hash=False)
     # "keyword" / "positional" -> the same judgement restricted to that family of call forms
     families: dict = field(default_factory=dict, compare=False, hash=False)
+    alters: bool = False          # FA4 received a window other than the one passed, somewhere
 
     def for_forms(self, forms) -> "ChainResult":
         """The judgement over only the call forms a call uses (all when ``forms`` is empty)."""
@@ -286,6 +287,8 @@ class Runner:
         flags = ans.get("flags", [])
         results = [r for r in ans.get("results", [])
                    if family is None or r["form"].startswith("positional") == (family == "positional")]
+        # counterexamples read best with plain ints (what frameworks pass) before None
+        results.sort(key=lambda r: (r["L"] is None, r["R"] is None))
         per = []
         worst_status = "proved"
         first_bad = ""
@@ -324,13 +327,17 @@ class Runner:
             table.setdefault((r["L"], r["R"], r["causal"]), []).append(
                 (r["form"], got, r.get("error", "")))
         table = {k: tuple(v) for k, v in table.items()}
+        alters = any(got is not None and (got[0], got[1]) != (k[0], k[1])
+                     for k, rows in table.items() for _, got, _ in rows)
         if worst_status == "broken":
-            return ChainResult("broken", f"{labels}: {first_bad}", first_bad, tuple(per), table)
+            return ChainResult("broken", f"{labels}: {first_bad}", first_bad, tuple(per), table,
+                               alters=alters)
         if worst_status == "unknown":
             why = unknown_why or "; ".join(flags)
-            return ChainResult("unknown", f"{labels}: not a proof: {why}", "", tuple(per), table)
+            return ChainResult("unknown", f"{labels}: not a proof: {why}", "", tuple(per), table,
+                               alters=alters)
         return ChainResult("proved", f"{labels} checked on {n} calls (every form, causal and "
-                           f"bound class){note}", "", tuple(per), table)
+                           f"bound class){note}", "", tuple(per), table, alters=alters)
 
     # -- expressions ---------------------------------------------------------------------
     def eval_exprs(self, items: list[tuple[str, str, dict]]) -> list[ExprResult]:

@@ -157,7 +157,10 @@ def _in_tree_callee(solver, fn, call: ast.Call) -> bool:
                 and isinstance(label.value, ast.Name) and label.value.id == fn.first_param:
             return label.attr in fn.cls.methods
         return False
-    return all(solver.fns.get(v.key) is not None and solver.fns[v.key].ir is not None for v in fr)
+    # followed: the parameter flows into the callee's own calls. A callee that defines a nested
+    # function or lambda may hand back a closure over it, which nothing would follow.
+    return all(solver.fns.get(v.key) is not None and solver.fns[v.key].ir is not None
+               and not solver.fns[v.key].nested for v in fr)
 
 
 def _use(sc, node, fn, solver, call_at, path) -> str:
@@ -172,7 +175,7 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
             if (path, p.lineno, p.col_offset) in call_at:
                 return ""
             return "is called here, but the call was not analysed"
-        if child in p.args and len(p.args) == 1 and not p.keywords:
+        if p.args and p.args[0] is child:
             return ""                       # a wrapping call: followed as a chain
         if _in_tree_callee(solver, fn, p):
             return ""

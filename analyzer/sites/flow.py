@@ -1250,14 +1250,17 @@ class Solver:
     def eval_call(self, ctx, e) -> frozenset:
         func, args = e[1], e[2]
         fn = ctx.fn if getattr(ctx, "fn", None) is not None else ctx.mod.top
-        # wrapping: w(f) / w()(f) with f an FA entry point
-        if len(args) == 1 and args[0][0] == "p":
+        # wrapping: w(f) / w()(f) / w(f, *more) with f an FA entry point as the first
+        # positional argument (partial(f, ...), wrap(f, size_at=7)): a layer of f's chain,
+        # judged later by running the whole call expression (analyzer.sites.behaviour)
+        if args and args[0][0] == "p":
             inner = self.eval(ctx, args[0][2])
             fa = [(v, f) for v, f in inner if isinstance(v, FAFunc)]
             if fa:
                 wref = self.wrapper_ref(ctx, func)
                 line = e[3][0] if isinstance(e[3][0], int) else 0
-                wref = WrapRef(wref.kind, wref.label, wref.key,
+                label = wref.label if len(args) == 1 else f"{wref.label}(..., +{len(args) - 1})"
+                wref = WrapRef(wref.kind if len(args) == 1 else "other", label, wref.key,
                                (fn.mod.path, line, e[3][1] if len(e[3]) > 1 else 0))
                 return frozenset(
                     (FAFunc(v.entry, v.chain + (wref,), None,

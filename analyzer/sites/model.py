@@ -179,9 +179,7 @@ class SitesReport:
             "files_skipped_by_prefilter": self.files_skipped,
             "bindings": len(self.bindings),
             "fa4_bindings": sum(1 for b in self.bindings if "fa4" in b.versions),
-            "fa4_bindings_unwrapped": sum(1 for b in self.bindings
-                                          if "fa4" in b.versions and b.live and not b.normalised
-                                          and b.scope == "<module>"),
+            "fa4_bindings_unwrapped": sum(1 for f in self.findings if f.code == "FA4S002"),
             "window_sites": len(self.window_sites),
             "window_sites_reaching_fa4": sum(1 for w in self.window_sites if "fa4" in w.versions),
             "fa_calls": len(self.calls),

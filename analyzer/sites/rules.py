@@ -154,7 +154,7 @@ IMPORT_OUTSIDE_BINDING_SITE = _rule(
     "(`from ..backends import _flash_attn_fwd_v4`) are fine and are not reported.")
 
 UNTRUSTED_WRAPPER = _rule(
-    "FA4S004", "untrusted-wrapper", "note",
+    "FA4S004", "untrusted-wrapper", "error",
     "a wrapper around an FA4 entry point does not hand FA4 the intended window in every form",
     "Every chain of wrappers around an FA4 entry point is run in the sandbox against a "
     "recording stand-in for FA4, in every form FA4 takes a window (`window_size` tuple, list "
@@ -166,8 +166,11 @@ UNTRUSTED_WRAPPER = _rule(
     "Names never matter: a wrapper called `normalize` that drops its result is untrusted, "
     "a correct one with any name is trusted.",
     "A wrapper that misses a form or a bound would make the audit call safe code that still "
-    "sends `-1` to FA4. The calls through it carry the verdict (a call using only the forms "
-    "the wrapper gets right is still proved).",
+    "sends `-1` to FA4. Level: error when it is wrong in a call form the tree's calls use, "
+    "unknown when it cannot be proved there, a note when it is wrong only in forms no call "
+    "uses (the seed PR's kwargs-dict wrapper does not see positional windows; TE passes "
+    "windows by keyword). A wrapper that never changes a window is not reported here: the "
+    "binding is unwrapped (FA4S002) and its calls are judged as they are.",
     _FA + "\ndef normalize(fn):\n"
     "    def inner(*args, window_size=(None, None), **kwargs):\n"
     "        fixed = tuple(None if x is not None and x < 0 else x for x in window_size)\n"

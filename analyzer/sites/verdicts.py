@@ -55,6 +55,7 @@ class Judge:
         self._chain: dict = {}
         self._ext_n = 0
         self._ext_keys: dict = {}
+        self.forms_used: dict = {}      # (chain, entry) -> call forms the tree's calls use
 
     # -- signatures ----------------------------------------------------------------------
     def signature(self, entry: str) -> tuple[tuple[str, ...], int]:
@@ -87,8 +88,8 @@ class Judge:
             return None, ""
         best = None
         for node in ast.walk(info.tree):
-            if isinstance(node, ast.Call) and node.lineno == line and len(node.args) == 1 \
-                    and not node.keywords:
+            if isinstance(node, ast.Call) and node.lineno == line and node.args \
+                    and not isinstance(node.args[0], ast.Starred):
                 if node.col_offset == col:
                     return node, info.name
                 best = best or node
@@ -105,17 +106,21 @@ class Judge:
         if node is None:
             lay = BH.Layer(w.label, opaque="its wrapping call was not found", names_window=True)
         else:
-            func = node.func
-            roots = BH.free_names(func)
+            # the wrapping call as written, its first argument (the FA4 value) replaced
+            rest = ast.Call(func=node.func, args=[ast.Name("__fa4_inner__", ast.Load())]
+                            + list(node.args[1:]), keywords=list(node.keywords))
+            template = ast.unparse(rest)
+            roots = BH.free_names(node.func)
+            for a in list(node.args[1:]) + [k.value for k in node.keywords]:
+                roots |= BH.free_names(a)
             mod = self.module_for(modname, roots)
             ext = self.runner.modules[mod]
             text = "\n".join(ext.sources)
-            names_window = BH.names_window(text) or BH.names_window(ast.unparse(func))
+            names_window = BH.names_window(text) or BH.names_window(template)
             if ext.refused:
                 lay = BH.Layer(w.label, opaque=ext.refused, names_window=names_window)
             else:
-                lay = BH.Layer(w.label, module=mod,
-                               template=f"({ast.unparse(func)})(__fa4_inner__)",
+                lay = BH.Layer(w.label, module=mod, template=template,
                                names_window=names_window)
         self._layers[w] = lay
         return lay
@@ -165,15 +170,14 @@ class Judge:
             return None
         body = BH._dedent(seg, node.col_offset)
         for (chain, entry), r in self._chain.items():
-            if r.status != "proved":
-                continue
             for w in chain:
                 lay = self._layers.get(w)
                 if lay is None or not lay.module:
                     continue
                 ext = self.runner.modules[lay.module]
                 if any(body in src for src in ext.sources):
-                    return f"{top} (behaviour-checked as part of {w.label})"
+                    return (f"{top}: the wrapper's own call of FA4, run in the sandbox as part "
+                            f"of {w.label}; the calls through the wrapper carry the verdict")
         return None
 
     # -- calls ---------------------------------------------------------------------------
@@ -453,7 +457,11 @@ def decide(calls, solver, text, judge: Judge) -> None:
         for site, reason, param_of in c["fa4_inputs"]:
             if site is None:
                 plan["unknown"].append(reason)
-                if reason and reason.startswith("*"):
+                if reason and reason.startswith("**"):
+                    plan["forms"].add("keyword")          # a ** splat only carries keywords
+                elif reason and reason.startswith("*"):
+                    plan["forms"].add("positional")
+                else:
                     plan["forms"] |= {"keyword", "positional"}
                 continue
             plan["forms"].add("positional" if site.style == "positional" else "keyword")
@@ -529,10 +537,15 @@ def decide(calls, solver, text, judge: Judge) -> None:
         values = sorted({v for v, _ in c["fa4"]}, key=lambda v: (v.entry.qual, str(v.chain)))
         status, verdicts = judge.call_verdicts(values, wv)
         inside = judge.inside_proved_wrapper(c["fn"])
+        if not inside:
+            # a call with no window input passes none: FA4's default, a keyword-family form
+            for v in values:
+                judge.forms_used.setdefault((v.chain, v.entry.name), set()).update(
+                    wv.forms or {"keyword"})
         if inside:
             status = "proved"
-            verdicts = tuple(CallVerdict(v.release, "proved",
-                                         f"the forwarding call inside {inside}") for v in verdicts)
+            verdicts = tuple(CallVerdict(v.release, "proved", f"inside {inside}")
+                             for v in verdicts)
         c["status"] = status
         c["verdicts"] = verdicts
         c["coverage"] = "covered" if status == "proved" else "uncovered"
