@@ -26,6 +26,9 @@ def pytest_addoption(parser):
                     help="latent call-site findings fail too")
     group.addoption("--fa4-audit-wrapper", action="append", default=[], metavar="NAME",
                     help="extra wrapper name recognised as a normaliser")
+    group.addoption("--fa4-audit-upgrade", action="store_true", default=False,
+                    help="also run `fa4-audit upgrade` (version gates, CI blind spots, API drift): "
+                         "one failing test per hazard")
 
 
 class AuditItem(pytest.Item):
@@ -78,7 +81,8 @@ def _items_for(session, config) -> list[AuditItem]:
         return AuditItem.from_parent(parent, name=name, failure=failure, location=location)
 
     try:
-        report = run_audit(te_spec, fa4_specs, strict=strict, wrappers=wrappers, with_codemod=False)
+        report = run_audit(te_spec, fa4_specs, strict=strict, wrappers=wrappers, with_codemod=False,
+                           upgrade=config.getoption("fa4_audit_upgrade"))
         return _report_items(report, item, strict)
     except AuditError as exc:
         return [item("analysis", f"fa4-audit could not analyse: {exc}")]
@@ -111,19 +115,29 @@ def _report_items(report, item, strict: bool) -> list[AuditItem]:
         for call in report.sites.fa4_calls:
             where = f"{call.path}:{call.line}:{call.col}"
             msg = None
+            f = findings.get((call.path, call.line, call.col))
             if call.verdicts:      # per release: proved / broken / unknown, with its witness
                 bad = [v for v in call.verdicts if v.status != "proved"]
                 if bad:
-                    msg = where + ": " + "; ".join(
+                    code = f"{f.code} [{f.name}] " if f is not None else ""
+                    msg = where + ": " + code + "; ".join(
                         f"{v.release}: {v.status}: {v.witness}"
                         + "".join(f"\n    pair {p}" for p in v.pairs) for v in bad)
-            elif failing and (call.path, call.line, call.col) in findings:
-                f = findings[(call.path, call.line, call.col)]
+            elif failing and f is not None:
                 via = "".join(f"\n    via {v}" for v in f.via)
                 msg = (f"{where}: {f.code} [{f.name}] {f.message} "
                        f"(audit verdict {report.verdict}){via}")
             items.append(item(f"call::{where}", msg,
                               (call.path, call.line - 1, f"FA4 call {call.callee}(...)")))
+    upgrade = getattr(report, "upgrade", None)
+    if upgrade is not None:     # one item per upgrade hazard (analyzer.upgrade), each failing
+        seen: dict[str, int] = {}
+        for h in upgrade.sorted_hazards():
+            name = f"upgrade::{h.kind}::{h.path}:{h.line}"
+            seen[name] = seen.get(name, 0) + 1
+            items.append(item(name + (f"#{seen[name]}" if seen[name] > 1 else ""),
+                              f"{h.path}:{h.line}: {h.code} [{h.kind}] ({h.certainty}) {h.message}",
+                              (h.path, h.line - 1, f"upgrade hazard {h.kind}")))
     items.append(item("verdict", None if not failing else
                       f"verdict {report.verdict}: " + "; ".join(report.errors or report.reasons)))
     return items

@@ -36,8 +36,8 @@ def test_unpatched_release_against_b36_is_unsafe_with_three_reports(cli, tmp_pat
     assert data["codemod"]["changed_files"] == [
         "transformer_engine/pytorch/attention/dot_product_attention/backends.py"]
     md = rep["audit.md"]
-    for needle in ("**Verdict: UNSAFE**", "fa4-audit audit --te 2.20.2 --fa4 4.0.0b36",
-                   "post-2490", "LOCAL -1/0 (empty)", "FA4S001", "```diff", "_fa4_audit_wrap("):
+    for needle in ("**UNSAFE** (exit 1)", "fa4-audit audit --te 2.20.2 --fa4 4.0.0b36",
+                   "post-2490", "LOCAL -1/0 (empty)", "FA4S001", "```diff", "_fa4_window_wrapper("):
         assert needle in md, needle
     sarif = json.loads(rep["audit.sarif"])
     assert sarif["version"] == "2.1.0"

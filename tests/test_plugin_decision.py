@@ -54,5 +54,5 @@ def test_per_release_call_verdicts_decide_each_call_item():
     report = _report(with_verdicts=True)
     calls = {n: f for n, f in _items(report).items() if n.startswith("call::")}
     assert all(f and "4.0.0b36: broken" in f and "pair causal=True (-1, 0)" in f
-               for f in calls.values())
+               and "FA4S001 [uncovered-fa4-call]" in f for f in calls.values())
     assert all("4.0.0b11" not in f for f in calls.values())        # proved there
