@@ -71,7 +71,7 @@ def run_audit(te_spec: str, fa4_specs: Sequence[str], *, strict: bool = False,
               te_source: sources.Source | None = None,
               fa4_sources: Sequence[sources.Source] | None = None,
               command: str | None = None, with_codemod: bool = True,
-              simulate: bool = False) -> AuditReport:
+              simulate: bool = False, upgrade: bool = False) -> AuditReport:
     """Run every part; never raises for an analysis failure -- it becomes verdict "error".
 
     ``simulate`` adds the float64 simulated-attention errors to the table (torch on the CPU,
@@ -119,11 +119,17 @@ def run_audit(te_spec: str, fa4_specs: Sequence[str], *, strict: bool = False,
                 errors.append(f"codemod: {codemod.error}")
     progress.done()
 
+    upgrade_report = None
+    if upgrade:   # `fa4-audit upgrade`'s hazards, its own section; failing to run it is an error
+        from analyzer.upgrade import for_audit
+        upgrade_report = for_audit(te, fa4, sites, errors, progress)
     verdict, reasons, breaking = decide(table, sites, strict=strict, errors=errors)
-    return AuditReport(te=te, fa4=fa4, table=table, sites=sites, codemod=codemod,
-                       verdict=verdict, reasons=reasons, errors=errors, strict=strict,
-                       command=command or reproduce_command(te_spec, fa4_specs, strict, wrappers),
-                       breaking_fa4=breaking)
+    report = AuditReport(te=te, fa4=fa4, table=table, sites=sites, codemod=codemod,
+                         verdict=verdict, reasons=reasons, errors=errors, strict=strict,
+                         command=command or reproduce_command(te_spec, fa4_specs, strict, wrappers),
+                         breaking_fa4=breaking)
+    report.upgrade = upgrade_report   # optional: None unless asked for (analyzer.upgrade)
+    return report
 
 
 def decide(table, sites, *, strict: bool, errors: list[str]) -> tuple[Verdict, list[str], list[str]]:

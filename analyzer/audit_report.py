@@ -398,6 +398,9 @@ def render_markdown(report: AuditReport) -> str:
     out += ["## The fix", ""] + _fix_section(report) + [""]
     if out[-2:] == ["", ""]:
         out.pop()
+    if getattr(report, "upgrade", None) is not None:   # fa4-audit upgrade's own section
+        from analyzer.upgrade.render import render_markdown as upgrade_md
+        out += upgrade_md(report.upgrade).rstrip("\n").splitlines() + [""]
     how = " (run it from the audited tree's root)" if display_spec(report.te, True) == "." else ""
     out += [f"## Reproduce{how}", ""]
     out += _code("sh", display_command(report))
@@ -426,7 +429,10 @@ def render_markdown(report: AuditReport) -> str:
 
 
 def render_json(report: AuditReport) -> str:
-    return json.dumps(report.to_json(), indent=2, sort_keys=False) + "\n"
+    d = report.to_json()
+    if getattr(report, "upgrade", None) is not None:   # fa4-audit upgrade's findings
+        d["upgrade"] = report.upgrade.to_json()
+    return json.dumps(d, indent=2, sort_keys=False) + "\n"
 
 
 # ----------------------------------------------------------------------------- SARIF
@@ -473,6 +479,10 @@ def render_sarif(report: AuditReport) -> str:
                                                     f"{len(claim.counterexamples)} input(s)"}})
     for e in report.errors:
         results.append({"ruleId": "FA4E001", "level": "error", "message": {"text": e}})
+    if getattr(report, "upgrade", None) is not None:   # fa4-audit upgrade: rules FA4U*
+        from analyzer.upgrade.render import sarif_results, sarif_rules
+        rules += [r for r in sarif_rules() if not any(x.get("id") == r["id"] for x in rules)]
+        results += sarif_results(report.upgrade)
     seen: dict[tuple, int] = {}
     for res in results:
         loc = res.get("locations", [{}])[0].get("physicalLocation", {})

@@ -24,7 +24,7 @@ from analyzer.errors import AuditError
 from analyzer.progress import NULL, Progress
 from analyzer.upgrade.model import KINDS, Hazard, UpgradeReport
 
-__all__ = ["run_upgrade", "UpgradeReport", "Hazard", "KINDS", "CHECKED_DIRS"]
+__all__ = ["run_upgrade", "for_audit", "UpgradeReport", "Hazard", "KINDS", "CHECKED_DIRS"]
 
 PACKAGE_DIR = "transformer_engine"
 CHECKED_DIRS = ("qa", "tests", ".github")
@@ -134,3 +134,15 @@ def run_upgrade(te, fa4: Sequence = (), *, written_for: str | None = None,
     rep.notes += dnotes
     rep.notes = sorted(dict.fromkeys(rep.notes))
     return rep
+
+
+def for_audit(te, fa4: Sequence, sites, errors: list[str], progress: Progress = NULL):
+    """The upgrade part of ``fa4-audit audit`` (``run_audit(..., upgrade=True)``): the same
+    analysis, on the audit's FA4 releases and its call-site pass. A failure is appended to
+    ``errors`` (the audit's verdict becomes "error": fail closed) and None is returned."""
+    try:
+        calls = sites.fa4_calls if sites is not None else None
+        return run_upgrade(te, fa4, progress=progress, calls=calls)
+    except AuditError as exc:
+        errors.append(f"upgrade: {exc}")
+        return None

@@ -81,7 +81,7 @@ def sarif_results(rep: UpgradeReport) -> list[dict]:
         out.append({"ruleId": h.code, "level": "error" if h.certainty == "proven" else "warning",
                     "message": {"text": f"[{h.kind}] {h.message}"},
                     "properties": {"kind": h.kind, "certainty": h.certainty, "releases": list(h.releases)},
-                    "locations": [{"physicalLocation": {"artifactLocation": {"uri": h.path},
+                    "locations": [{"physicalLocation": {"artifactLocation": {"uri": h.path, "uriBaseId": "SRCROOT"},
                                                         "region": {"startLine": max(h.line, 1)}}}]})
     return out
 
