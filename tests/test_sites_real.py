@@ -170,7 +170,7 @@ def test_codemod_patched_2_20_2_is_safe(te, tmp_path):
     r = audit_tree(tree, package_dir="transformer_engine", use_cache=False)
     assert r.verdict == "safe", [f.message for f in r.findings]
     assert r.wrappers and all(w.trusted for w in r.wrappers)
-    assert len([c for c in r.fa4_calls if c.scope != "_fa4_audit_wrap.<locals>.wrapper"]) == 7
+    assert len([c for c in r.fa4_calls if c.scope != "_fa4_window_wrapper.<locals>.wrapper"]) == 7
     assert all(c.coverage == "covered" for c in r.fa4_calls)
 
 
