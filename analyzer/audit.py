@@ -182,14 +182,42 @@ def breaking_fa4(table) -> list[str]:
 
 
 def patched_copy(te: sources.Source, dest_parent: Path | None = None) -> sources.Source:
-    """A temporary copy of the TE tree with fa4_patch's codemod applied (``--write``)."""
+    """The TE tree with fa4_patch's codemod applied (``--write``).
+
+    With ``dest_parent``, a fresh copy under it (the caller owns it). Without, the copy is kept
+    in the cache, keyed by every byte of the TE package and of ``fa4_patch``: the same inputs
+    get the same folder back without copying or patching again (the caller must not delete it).
+    """
     from fa4_patch import codemod
 
+    label = f"{te.version or te.spec}+fa4_patch"
+    if dest_parent is None:
+        import hashlib
+
+        h = hashlib.sha256(f"patched {__version__}\0".encode())
+        h.update(_tree_digest(te.package_dir, None, every_file=True).encode())
+        h.update(_tree_digest(Path(__file__).resolve().parent.parent, "fa4_patch").encode())
+        final = sources.cache_dir() / "patched" / h.hexdigest()[:32]
+        if not (final / ".complete").is_file():
+            final.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
+            try:
+                shutil.copytree(te.package_dir, tmp / "tree" / "transformer_engine", symlinks=True)
+                codemod.write(tmp / "tree", codemod.plan(tmp / "tree"))
+                (tmp / ".complete").write_text("")
+                if final.exists():          # a broken earlier attempt, or a concurrent one
+                    shutil.rmtree(final, ignore_errors=True)
+                tmp.rename(final)
+            except OSError:
+                if not (final / ".complete").is_file():
+                    raise
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        return sources.Source("te", f"{te.spec} (patched copy)", "tree", final / "tree", label)
     tmp = Path(tempfile.mkdtemp(prefix="fa4-audit-patched-", dir=dest_parent))
     dest = tmp / "tree"
     shutil.copytree(te.package_dir, dest / "transformer_engine", symlinks=True)
     codemod.write(dest, codemod.plan(dest))
-    label = f"{te.version or te.spec}+fa4_patch"
     return sources.Source("te", f"{te.spec} (patched copy)", "tree", dest, label)
 
 
@@ -198,11 +226,51 @@ def patched_copy(te: sources.Source, dest_parent: Path | None = None) -> sources
 _OWN_PACKAGES = ("analyzer", "transcriptions", "fa4_patch")
 
 
-def _digest_files(h, root: Path, package_dir: str | None) -> None:
-    for f in sources.iter_py_files(root, package_dir):
-        h.update(f.relative_to(root).as_posix().encode() + b"\0")
-        h.update(f.read_bytes())
+_DIGESTS: dict[tuple, str] = {}
+
+
+def _tree_digest(root: Path, package_dir: str | None, *, every_file: bool = False) -> str:
+    """SHA-256 of every ``.py`` file (or every file) under ``root/package_dir``, names and
+    bytes. Memoised for this process by the files' (name, size, mtime) -- an edit changes
+    those, so a changed file is read again; the key itself is always over content."""
+    import hashlib
+    import os
+
+    top = root / package_dir if package_dir else root
+    if every_file:
+        files = []
+        for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+            dirnames.sort()
+            files += [Path(dirpath) / f for f in sorted(filenames)]
+    else:
+        files = list(sources.iter_py_files(root, package_dir))
+    stats = []
+    for f in files:
+        try:
+            st = f.lstat()
+            stats.append((f.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
+        except OSError:
+            stats.append((str(f), -1, -1))
+    memo = (str(root), package_dir, every_file, tuple(stats))
+    if memo in _DIGESTS:
+        return _DIGESTS[memo]
+    h = hashlib.sha256()
+    for f, (rel, _, _) in zip(files, stats):
+        h.update(rel.encode() + b"\0")
+        try:
+            h.update(f.read_bytes() if not f.is_symlink() else os.readlink(f).encode())
+        except OSError as exc:
+            h.update(f"unreadable {exc}".encode())
         h.update(b"\0")
+    _DIGESTS[memo] = h.hexdigest()
+    return _DIGESTS[memo]
+
+
+def _digest_files(h, root: Path, package_dir: str | None) -> None:
+    h.update(_tree_digest(root, package_dir).encode())
+    conf = root / "pyproject.toml"       # a tree's own [tool.fa4-audit] settings
+    if package_dir is not None and conf.is_file():
+        h.update(b"pyproject\0" + conf.read_bytes())
 
 
 def audit_key(te: sources.Source, fa4: Sequence[sources.Source], options: dict) -> str:
@@ -237,9 +305,10 @@ def cached_reports(key: str) -> dict | None:
         files = {n: (d / n).read_text() for n in REPORT_FILES}
     except (OSError, ValueError):
         return None
-    if meta.get("verdict") not in ("safe", "unsafe"):
-        return None
-    return {"files": files, "verdict": meta["verdict"], "one_line": meta["one_line"]}
+    verdict, line = (meta.get("verdict"), meta.get("one_line")) if isinstance(meta, dict) else (None, None)
+    if not isinstance(verdict, str) or not verdict or verdict == "error" or not isinstance(line, str):
+        return None       # an audit that could not analyse is never reused: retried instead
+    return {"files": files, "verdict": verdict, "one_line": line}
 
 
 def store_reports(key: str, files: dict[str, str], verdict: str, one_line: str) -> None:
