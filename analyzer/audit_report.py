@@ -450,7 +450,7 @@ def _fingerprint(rule: str, path: str, message: str, ordinal: int) -> str:
 def render_sarif(report: AuditReport) -> str:
     """The call-site pass's SARIF, plus one result per failed claim and per audit error; every
     result carries ``partialFingerprints``; no absolute path of this machine."""
-    from analyzer.rules import AUDIT_RULES
+    from analyzer.rules import ALL_RULES
     from analyzer.sites.render import SARIF_SCHEMA, sarif as sites_sarif
 
     if report.sites is not None:
@@ -464,7 +464,7 @@ def render_sarif(report: AuditReport) -> str:
     run["originalUriBaseIds"] = {"SRCROOT": {"description": {"text": "the audited tree's root"}}}
     rules = run["tool"]["driver"].setdefault("rules", [])
     results = run.setdefault("results", [])
-    for rule in AUDIT_RULES.values():
+    for rule in ALL_RULES.values():      # every code fa4-audit can emit, from the one registry
         if not any(r.get("id") == rule.code for r in rules):
             rules.append({"id": rule.code, "name": rule.name,
                           "shortDescription": {"text": rule.summary},

@@ -1,9 +1,10 @@
 """Every finding code fa4-audit can emit, in one registry.
 
 The call-site pass's codes (``FA4S...``) are defined beside their analysis in
-``analyzer.sites.rules``; the audit's own codes (``FA4C...`` for a failed equivalence claim,
-``FA4E...`` for a part of the audit that could not run) are defined here, with the same record
-type and the same documentation sections. :data:`ALL_RULES` is the union; a code is defined
+``analyzer.sites.rules``, the upgrade hazards' (``FA4U...``) in ``analyzer.upgrade.model``; the
+audit's own codes (``FA4C...`` for a failed equivalence claim, ``FA4E...`` for a part of the
+audit that could not run) are defined here, with the same record type and the same
+documentation sections. :data:`ALL_RULES` is the union; a code is defined
 exactly once (``all_rules()`` raises on a clash), and every renderer looks codes up here.
 """
 
@@ -47,11 +48,34 @@ AUDIT_ERROR = _rule(
     "The message names the part and the first cause; audit.json lists every error.")
 
 
+def _upgrade_rules() -> dict[str, Rule]:
+    """``fa4-audit upgrade``'s hazard kinds (FA4U...), defined in ``analyzer.upgrade.model``."""
+    try:
+        from analyzer.upgrade.model import KINDS
+    except ImportError:   # a checkout without the upgrade pass
+        return {}
+    out = {}
+    for kind, (code, summary) in KINDS.items():
+        out[code] = Rule(code, kind, "error", summary,
+                         f"Reports an upgrade hazard of kind `{kind}`: {summary}.",
+                         "See docs/upgrade.md for why each kind breaks an FA4 upgrade.",
+                         "see docs/upgrade.md", "see docs/upgrade.md",
+                         "Hazards carry a certainty (proven / conditional / unknown).")
+    return out
+
+
+UPGRADE_RULES: dict[str, Rule] = _upgrade_rules()
+
+
 def all_rules() -> dict[str, Rule]:
-    clash = set(SITE_RULES) & set(AUDIT_RULES)
-    if clash:
-        raise ValueError(f"finding codes defined twice: {sorted(clash)}")
-    return {**SITE_RULES, **AUDIT_RULES}
+    groups = (SITE_RULES, AUDIT_RULES, UPGRADE_RULES)
+    seen: set[str] = set()
+    for g in groups:
+        clash = seen & set(g)
+        if clash:
+            raise ValueError(f"finding codes defined twice: {sorted(clash)}")
+        seen |= set(g)
+    return {**SITE_RULES, **AUDIT_RULES, **UPGRADE_RULES}
 
 
 ALL_RULES: dict[str, Rule] = all_rules()

@@ -221,10 +221,12 @@ def test_sarif_results_carry_stable_partial_fingerprints():
 
 
 def test_every_code_in_the_sarif_is_in_the_one_registry():
-    from analyzer.rules import ALL_RULES, AUDIT_RULES
+    from analyzer.rules import ALL_RULES, AUDIT_RULES, UPGRADE_RULES
     from analyzer.sites.rules import RULES
 
     assert set(AUDIT_RULES) == {"FA4C001", "FA4E001"} and not set(AUDIT_RULES) & set(RULES)
+    assert set(ALL_RULES) == set(RULES) | set(AUDIT_RULES) | set(UPGRADE_RULES)
+    assert all(code.startswith("FA4U") for code in UPGRADE_RULES)
     run = json.loads(render_sarif(_report(errors=("x",))))["runs"][0]
     assert {r["id"] for r in run["tool"]["driver"]["rules"]} == set(ALL_RULES)
     assert all(r["ruleId"] in ALL_RULES for r in run["results"])
