@@ -223,7 +223,8 @@ def _calls_section(report: AuditReport) -> list[str]:
     rows = []
     for c in calls[:_CALLS_SHOWN]:
         where = f"`{_short(c.path, base)}:{c.line}`"
-        entries = ", ".join(e.rsplit(".", 1)[-1] for e in c.entries)
+        names = [e.rsplit(".", 1)[-1] for e in c.entries]
+        entries = ", ".join(names) if len(names) <= 2 else f"{names[0]} +{len(names) - 1} more"
         if per_release:
             rows.append([where, f"`{c.callee}(...)`", entries, *(_call_status(c, l) for l in labels)])
         else:
