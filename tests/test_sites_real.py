@@ -88,12 +88,13 @@ def line_text(root: Path, rel: str, line: int) -> str:
 
 def test_te_2_14_has_no_fa4(te, report_for):
     """2.14 predates FA4 support: no FA4 binding, call or window site; FA2 calls are found and
-    not reported; verdict safe."""
+    not reported; the verdict is "no FA4 here", never "safe" (nothing was proved)."""
     root = te("2.14.0")
     imports, _, _ = grep(root)
     assert imports == set()
     r = report_for("2.14.0")
-    assert r.verdict == "safe" and r.findings == []
+    assert r.verdict == "no-fa4" and r.findings == []
+    assert r.reach["reaching"] == []
     assert not any("fa4" in b.versions for b in r.bindings)
     assert r.calls and all(c.versions == ("fa2",) for c in r.calls)
     assert not any("fa4" in w.versions for w in r.window_sites)
@@ -112,8 +113,11 @@ def test_te_2_15_direct_aliases(te, report_for):
         ("transformer_engine/pytorch/attention/dot_product_attention/backends.py", "flash_attn_varlen_func_v4")}
     fa4_calls = {(c.path, c.line) for c in r.fa4_calls}
     assert fa4_calls == calls and len(fa4_calls) == 1
-    assert all(c.coverage == "uncovered" for c in r.fa4_calls)
-    assert r.verdict == "unsafe"
+    # the window is FlashAttention.forward's parameter: the pass cannot bound it, so the call
+    # is unknown (a failing finding), never safe; (-1, 0) is named as what may break
+    assert all(c.status == "unknown" for c in r.fa4_calls)
+    assert any("(-1, 0)" in v.witness for c in r.fa4_calls for v in c.verdicts)
+    assert r.verdict == "unknown"
 
 
 def test_te_2_20_2_wrapped_bindings_and_cp(te, report_for):
@@ -134,7 +138,17 @@ def test_te_2_20_2_wrapped_bindings_and_cp(te, report_for):
     fa4_calls = {(c.path, c.line) for c in r.fa4_calls}
     assert fa4_calls == calls and len(calls) == 7
     assert all(c.coverage == "uncovered" for c in r.fa4_calls)
-    assert {f.line for f in r.findings if f.code == "FA4S001"} == {line for _, line in calls}
+    # every FA4 call is broken or unknown; the P2P calls pass the literal (-1, 0) and break on
+    # the post-#2490 rule only; the verdict is unsafe
+    assert {f.line for f in r.findings if f.code in ("FA4S001", "FA4S005")} == \
+        {line for _, line in calls}
+    broken = [c for c in r.fa4_calls if c.status == "broken"]
+    assert broken and all(
+        {v.release.split()[0]: v.status for v in c.verdicts} == {"pre-2490": "unknown",
+                                                                 "post-2490": "broken"}
+        for c in broken)
+    assert all("(-1, 0)" in v.witness for c in broken for v in c.verdicts if v.status == "broken")
+    assert r.verdict == "unsafe"
     # the reported callee is spelled at the reported column
     for c in r.calls:
         text = line_text(root, c.path, c.line)

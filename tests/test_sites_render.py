@@ -113,6 +113,8 @@ def test_cli_formats(cli, isolated_cache):
         assert res.code == 1
         json.loads(res.out)
     res = cli("sites", "--tree", str(FIXTURES / "lookalikes"), "--quiet")
+    assert res.code == 0 and "verdict no-fa4" in res.out
+    res = cli("sites", "--tree", str(FIXTURES / "wrapped_trusted"), "--quiet")
     assert res.code == 0 and "verdict safe" in res.out
 
 

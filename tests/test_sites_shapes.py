@@ -95,7 +95,7 @@ def test_lookalikes_are_not_sites(reports):
     """cuDNN fused attention, config dicts, TE modules and JAX calls taking window_size are
     neither FA calls nor window sites."""
     r = reports["lookalikes"]
-    assert r.calls == [] and r.window_sites == [] and r.verdict == "safe"
+    assert r.calls == [] and r.window_sites == [] and r.verdict == "no-fa4"
 
 
 def test_facts_keep_fa3_branch_off_fa4(reports):
@@ -124,28 +124,30 @@ def test_cp_helper_paths_and_values(reports):
 
 
 def test_trusted_wrapper_in_every_position(reports):
-    """The codemod's wrapper is trusted by running its normaliser; wrapped bindings (separate
-    statement, inside and outside no_torch_dynamo, self-rebinding) are normalised."""
+    """A self-contained keyword normaliser is judged by behaviour: every call through it
+    (separate statement, inside and outside no_torch_dynamo, self-rebinding) is proved, and
+    what it misses (positional windows, which no call uses) is a note, never the verdict."""
     r = reports["wrapped_trusted"]
-    assert r.verdict == "safe" and r.findings == []
-    assert [w.trusted for w in r.wrappers] == [True]
-    final = {b.name: b for b in r.bindings if b.live and b.kind == "wrap"}
-    for name in ("flash_attn_func_v4", "flash_attn_varlen_func_v4", "_flash_attn_fwd_v4"):
-        assert final[name].normalised and "_fa4_audit_wrap" in final[name].wrappers
-    assert all(c.coverage == "covered" for c in r.calls if c.reaches_fa4)
+    assert r.verdict == "safe", [f.message for f in r.findings if f.level != "note"]
+    assert {f.level for f in r.findings} == {"note"}
+    assert all(c.status == "proved" for c in r.calls if c.reaches_fa4)
+    used = [w for w in r.wrappers if w.trusted]
+    assert used and all("checked on" in w.reason for w in used)
 
 
 def test_untrusted_wrapper_reason(reports):
-    """A wrapper whose normaliser maps -1 to 0 fails the sandbox check with the sample that
-    shows it."""
-    (w,) = reports["untrusted_wrapper"].wrappers
-    assert not w.trusted and "(-1, 0)" in w.reason
+    """A wrapper that maps -1 to 0 is untrusted by its behaviour, and the finding carries the
+    counterexample (the pair, the form, what FA4 received and the band it gives)."""
+    r = reports["untrusted_wrapper"]
+    (f,) = [f for f in r.findings if f.code == "FA4S004"]
+    assert f.level == "error" and "FA4 receives (0, " in f.message and "->" in f.message
+    assert not any(w.trusted for w in r.wrappers)
 
 
-def test_custom_wrapper_name(tmp_path, isolated_cache):
-    """--wrapper NAME: trusted through any two-parameter module-level function it calls; the
-    same tree without the option has unwrapped findings."""
-    (tmp_path / "m.py").write_text(
+def test_wrapper_judged_by_behaviour_not_name(tmp_path, isolated_cache):
+    """Any name: a correct normalising wrapper called ``my_wrap`` is proved with no flags; the
+    same tree whose wrapper computes the normalised window and then drops it is unsafe."""
+    good = (
         "def clamp(left, right):\n"
         "    if left is not None and left < 0:\n        left = None\n"
         "    if right is not None and right < 0:\n        right = None\n"
@@ -157,13 +159,16 @@ def test_custom_wrapper_name(tmp_path, isolated_cache):
         "from flash_attn.cute import flash_attn_func\n"
         "flash_attn_func = my_wrap(flash_attn_func)\n\n"
         "def run(q, k, v):\n"
-        "    return flash_attn_func(q, k, v, window_size=(-1, 0))\n")
-    plain = audit_tree(tmp_path, jobs=1)
-    assert plain.verdict == "unsafe"
-    assert {f.code for f in plain.findings} >= {"FA4S001", "FA4S002"}
-    named = audit_tree(tmp_path, wrappers=["my_wrap"], jobs=1)
-    assert named.verdict == "safe", [f.message for f in named.findings]
-    assert [w.normaliser for w in named.wrappers] == ["clamp"]
+        "    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n")
+    (tmp_path / "m.py").write_text(good)
+    r = audit_tree(tmp_path, jobs=1)
+    assert r.verdict == "safe", [f.message for f in r.findings]
+    (tmp_path / "m.py").write_text(good.replace(
+        "return fn(q, k, v, window_size=clamp(*window_size), **kw)",
+        "fixed = clamp(*window_size)\n        return fn(q, k, v, window_size=window_size, **kw)"))
+    r = audit_tree(tmp_path, jobs=1)
+    assert r.verdict == "unsafe"
+    assert "FA4S001" in {f.code for f in r.findings}
 
 
 # ----------------------------------------------------------------------------- fail closed
@@ -185,7 +190,7 @@ def test_unparseable_file_without_fa_is_ignored(tmp_path, isolated_cache, cli):
     (tmp_path / "ok.py").write_text("from flash_attn import flash_attn_func\n"
                                     "def g(q, k, v):\n    return flash_attn_func(q, k, v)\n")
     r = audit_tree(tmp_path, jobs=1)
-    assert r.verdict == "safe" and r.findings == []
+    assert r.verdict == "no-fa4" and r.findings == []
     assert cli("sites", "--tree", str(tmp_path), "--quiet").code == 0
 
 

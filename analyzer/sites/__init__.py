@@ -634,7 +634,8 @@ def _records(report: SitesReport, solver: Solver, analysis: Analysis, calls, sit
             if not chain:
                 continue
             label = " -> ".join(w.label for w in reversed(chain))
-            at = next((w.at for w in chain if w.at), ("", 0, 0))
+            # reported where the chain is completed: the outermost wrapping call
+            at = next((w.at for w in reversed(chain) if w.at), ("", 0, 0))
             key = (label, entry, at)
             if key in seen:
                 continue
@@ -657,6 +658,7 @@ def _records(report: SitesReport, solver: Solver, analysis: Analysis, calls, sit
                     f"{label} around FA4 {entry} changes the window but is not proved "
                     f"({rr.status if level != 'note' else r.status}){scope}: {why}",
                     at[0], at[1], 1 if at[1] else 0, (), level))
+    findings = list({(f.path, f.line, f.col, f.code, f.message): f for f in findings}.values())
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.code, f.message))
     report.findings = findings
 

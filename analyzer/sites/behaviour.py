@@ -59,7 +59,8 @@ _BAD_ATTRS = {"gi_frame", "gi_code", "f_globals", "f_locals", "f_builtins", "f_b
               "tb_frame", "cr_frame", "ag_frame", "format", "format_map", "mro",
               "__subclasses__", "__globals__", "__builtins__", "__code__", "__closure__"}
 _ALLOWED_IMPORTS = {"functools", "itertools", "operator", "typing", "math", "warnings",
-                    "inspect", "__future__", "collections", "dataclasses", "enum", "abc"}
+                    "inspect", "__future__", "collections", "dataclasses", "enum", "abc",
+                    "fa4_patch"}   # our own package: run as itself, its behaviour still checked
 
 
 def check(source: str) -> None:
@@ -144,6 +145,7 @@ class Layer:
     opaque: str = ""             # why it cannot be run ("" when it is run)
     trusted_fa4_patch: bool = False
     names_window: bool = False   # an opaque layer whose code spells a window parameter
+    bind: str = ""               # a forwarder: this module-level name is bound to the inner value
 
 
 @dataclass
@@ -248,7 +250,7 @@ class Runner:
             jobs = [{"kind": "chain", "entry": k[1], "params": list(k[2]), "required": k[3],
                      "grid": grid_for(c),
                      "layers": [{"module": l.module, "template": l.template, "label": l.label,
-                                 "trusted_fa4_patch": l.trusted_fa4_patch,
+                                 "trusted_fa4_patch": l.trusted_fa4_patch, "bind": l.bind,
                                  "skippable": not l.names_window}
                                 for l in k[0] if not l.opaque]} for _, k, c in todo]
             answers = self._run(jobs)

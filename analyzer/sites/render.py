@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from tabulate import tabulate
 
@@ -33,11 +32,14 @@ def _tab(rows, headers, fmt):
 
 def _summary(r: SitesReport) -> str:
     c = r.counts()
+    rel = ", ".join(r.releases) or "-"
     return (f"{c['files']} files ({c['files_parsed']} parsed, {c['files_skipped_by_prefilter']} "
-            f"skipped by the prefilter); {c['bindings']} FA bindings ({c['fa4_bindings']} FA4); "
+            f"proved unable to reach FA4); {c['bindings']} FA bindings ({c['fa4_bindings']} FA4); "
             f"{c['window_sites']} window sites ({c['window_sites_reaching_fa4']} reach FA4); "
-            f"{c['fa_calls']} FA calls ({c['fa4_calls']} reach FA4, {c['fa4_calls_uncovered']} "
-            f"uncovered); {c['findings']} findings, {c['failures']} failures; verdict {r.verdict}")
+            f"{c['fa_calls']} FA calls ({c['fa4_calls']} reach FA4: {c['fa4_calls_proved']} proved, "
+            f"{c['fa4_calls_broken']} broken, {c['fa4_calls_unknown']} unknown; judged on {rel}); "
+            f"{c['findings']} broken, {c['unknowns']} unknown, {c['notes']} notes, "
+            f"{c['failures']} failures; verdict {r.verdict}")
 
 
 def _binding_rows(r):
@@ -48,8 +50,13 @@ def _binding_rows(r):
 
 def _call_rows(r):
     return [(c.id, f"{c.path}:{c.line}:{c.col}", c.scope, c.callee, "/".join(c.versions),
-             ",".join(c.bindings) or "-", ",".join(c.windows) or "-", c.coverage)
+             ",".join(c.bindings) or "-", ",".join(c.windows) or "-", c.status)
             for c in r.calls]
+
+
+def _verdict_rows(r):
+    return [(c.id, f"{c.path}:{c.line}", v.release, v.status, v.witness)
+            for c in r.fa4_calls for v in c.verdicts]
 
 
 def _site_rows(r):
@@ -67,7 +74,13 @@ def _text(r: SitesReport) -> str:
         out.append("")
     out.append("FA calls:")
     out.append(_tab(_call_rows(r), ["id", "where", "in", "callee", "reaches", "bindings",
-                                    "windows", "coverage"], "simple"))
+                                    "windows", "status"], "simple"))
+    if r.fa4_calls:
+        out.append("")
+        out.append("FA4 calls, per audited release:")
+        for c in r.fa4_calls:
+            for v in c.verdicts:
+                out.append(f"  {c.id} {c.path}:{c.line} [{v.release}] {v.status}: {v.witness}")
     out.append("")
     out.append(_summary(r))
     return "\n".join(out) + "\n"
@@ -89,7 +102,13 @@ def _markdown(r: SitesReport) -> str:
     out.append("### FA calls")
     out.append("")
     out.append(_tab(_call_rows(r), ["id", "where", "in", "callee", "reaches", "bindings",
-                                    "windows", "coverage"], "github"))
+                                    "windows", "status"], "github"))
+    if r.fa4_calls:
+        out.append("")
+        out.append("### FA4 calls, per audited release")
+        out.append("")
+        out.append(_tab(_verdict_rows(r), ["call", "where", "release", "status", "witness"],
+                        "github"))
     out.append("")
     out.append("### Window sites")
     out.append("")
@@ -105,7 +124,15 @@ def _markdown(r: SitesReport) -> str:
     return "\n".join(out) + "\n"
 
 
-_SARIF_LEVEL = {"error": "error", "failure": "error", "note": "note"}
+_SARIF_LEVEL = {"error": "error", "failure": "error", "unknown": "warning", "note": "note"}
+
+
+def fingerprint(f) -> str:
+    """Stable across runs and line moves: rule, file, and the message with digits dropped."""
+    import hashlib
+    import re
+    text = re.sub(r"\d+", "#", f.message)
+    return hashlib.sha256(f"{f.code}\0{f.path}\0{text}".encode()).hexdigest()[:32]
 
 
 def sarif(r: SitesReport) -> dict:
@@ -134,6 +161,8 @@ def sarif(r: SitesReport) -> dict:
             "ruleIndex": rule_ids.index(f.code) if f.code in RULES else 0,
             "level": _SARIF_LEVEL.get(f.level, "error"),
             "message": {"text": f.message},
+            "partialFingerprints": {"fa4AuditFinding/v1": fingerprint(f)},
+            "properties": {"fa4AuditLevel": f.level},
         }
         if f.path:
             phys = {"artifactLocation": {"uri": f.path, "uriBaseId": "SRCROOT"}}
@@ -147,12 +176,12 @@ def sarif(r: SitesReport) -> dict:
         if f.level == "failure":
             notifications.append({"level": "error", "message": {"text": f.message},
                                   "descriptor": {"id": f.code}})
-    root_uri = Path(r.root).resolve().as_uri() + "/"
     run = {
         "tool": {"driver": {"name": "fa4-audit", "version": __version__,
                             "informationUri": "https://github.com/Dao-AILab/flash-attention/pull/2490",
                             "rules": rules}},
-        "originalUriBaseIds": {"SRCROOT": {"uri": root_uri}},
+        # relative: the audited tree's root is wherever the reader checks it out
+        "originalUriBaseIds": {"SRCROOT": {"uri": "./"}},
         "results": results,
         "invocations": [{"executionSuccessful": r.verdict != "error",
                          "toolExecutionNotifications": notifications}],

@@ -153,6 +153,31 @@ class Judge:
     def normalised(self, v) -> bool:
         return bool(v.chain) and self.chain(v).status == "proved"
 
+    def forwarder(self, c) -> BH.ChainResult | None:
+        """A call inside a decorated module-level function, whose windows arrive through that
+        function's parameters: the decorated function is itself the wrapper around FA4. It is
+        run in the sandbox with the FA4 name it calls bound to the recording stand-in."""
+        fn = c["fn"]
+        if fn.ir is None or not fn.ir.decorators or "." in fn.qualname or fn.cls is not None:
+            return None
+        func = c["call"][1]
+        if func[0] != "N" or func[1] in fn.defs:
+            return None
+        raw = [v for v, _ in c["fa4"] if not v.chain]
+        if not raw or len({v.entry.name for v in raw}) != 1:
+            return None
+        info = self.index.by_path.get(fn.mod.path)
+        if info is None:
+            return None
+        mod = self.module_for(info.name, {fn.name})
+        ext = self.runner.modules[mod]
+        if ext.refused:
+            return BH.ChainResult("unknown", f"@-decorated {fn.name}: cannot run its code: {ext.refused}")
+        layer = BH.Layer(f"@decorated {fn.name}", module=mod, template=fn.name, bind=func[1],
+                         names_window=True)
+        params, req = self.signature(raw[0].entry.name)
+        return self.runner.verify_chains([((layer,), raw[0].entry.name, tuple(params), req)])[0]
+
     def inside_proved_wrapper(self, fn) -> str | None:
         """``fn`` (or a function it is nested in) is the code of a wrapping layer whose chain
         was proved: its FA4 call is the wrapper's own forwarding call, already run and checked
@@ -536,6 +561,12 @@ def decide(calls, solver, text, judge: Judge) -> None:
                           forms=frozenset(plan["forms"]), open_pairs=opairs)
         values = sorted({v for v, _ in c["fa4"]}, key=lambda v: (v.entry.qual, str(v.chain)))
         status, verdicts = judge.call_verdicts(values, wv)
+        if status == "unknown":
+            fw = judge.forwarder(c)
+            if fw is not None and fw.status == "proved":
+                status = "proved"
+                verdicts = tuple(CallVerdict(v.release, "proved", f"the windows arrive through "
+                                             f"{fw.witness}") for v in verdicts)
         inside = judge.inside_proved_wrapper(c["fn"])
         if not inside:
             # a call with no window input passes none: FA4's default, a keyword-family form
