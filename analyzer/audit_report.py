@@ -404,8 +404,8 @@ def render_markdown(report: AuditReport) -> str:
         out += upgrade_md(report.upgrade).rstrip("\n").splitlines() + [""]
     how = " (run it from the audited tree's root)" if display_spec(report.te, True) == "." else ""
     out += [f"## Reproduce{how}", ""]
-    out += _code("sh", display_command(report))
-    out += ["", "Exit status: 0 safe or no FA4, 1 unsafe or unknown, 2 could not analyse.", ""]
+    out += _code("sh", display_command(report) + "   # exit 0 safe or no FA4, 1 unsafe or unknown, 2 error")
+    out += [""]
 
     out += _details("Sources", [_sources_table(report)])
     if report.table is not None:
