@@ -855,3 +855,32 @@ def test_crlf_and_tab_indented_file_keeps_its_style():
     assert "\r\n\tf = _fa4_window_wrapper(f, size_at=7)\r\n" in got.after
     compile(got.after, "a.py", "exec")
     assert not patch_source(got.after, "transformer_engine/a.py").changed
+
+
+def test_ruff_format_runs_on_the_changed_range_only(tmp_path, monkeypatch):
+    """A tree that uses ruff-format gets `ruff format --range START-END` on the inserted lines,
+    with the file's own path (so ruff reads the tree's settings); a failing ruff is exit 2."""
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff.format]\nquote-style = 'double'\n")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    log = tmp_path / "ruff.log"
+    ruff = bindir / "ruff"
+    ruff.write_text("#!/bin/sh\n"
+                    f"echo \"$@\" >> {log}\n"
+                    "if [ \"$1\" = \"--version\" ]; then echo 'ruff 0.0.0-stub'; exit 0; fi\n"
+                    "cat\n")
+    ruff.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}:/usr/bin:/bin")
+    fmt = codemod.detect_formatter(tmp_path)
+    assert fmt.tool == "ruff"
+    src = "x = 1\ntry:\n    from flash_attn.cute import flash_attn_func as f\nexcept ImportError:\n    f = None\n"
+    got = patch_source(src, "transformer_engine/a.py", formatter=fmt)
+    calls = [ln.split() for ln in log.read_text().splitlines() if ln.startswith("format")]
+    assert calls and all(c[:2] == ["format", "--range"] and c[-1] == "-" for c in calls)
+    assert all(c[3] == "--stdin-filename" and c[4].endswith("transformer_engine/a.py") for c in calls)
+    first, last = map(int, calls[-1][2].split("-"))
+    assert got.after.splitlines()[first - 1:last] and "f = _fa4_window_wrapper(f, size_at=7)" in got.after
+    assert any("ruff" in n for n in got.notes)
+    ruff.write_text("#!/bin/sh\necho 'error: bad config' >&2\nexit 2\n")
+    with pytest.raises(CodemodError, match="ruff format failed: error: bad config"):
+        patch_source(src, "transformer_engine/a.py", formatter=fmt)
