@@ -285,3 +285,32 @@ def drift_calls_for(root):
 def test_cli_bad_te_spec_is_exit_2(cli, tmp_path):
     r = cli("upgrade", "--te", str(tmp_path / "nowhere"))
     assert r.code == 2 and "fa4-audit: error:" in r.err
+
+
+def test_unparseable_ci_test_file_is_noted_not_silently_clean(tmp_path):
+    """A CP test that cannot be parsed must be named, not counted as free of same-backend grading."""
+    (tmp_path / "tests").mkdir()
+    bad = tmp_path / "tests" / "test_cp.py"
+    bad.write_text("def f(:\n    core_attn.set_context_parallel_group(g)\n")
+    notes: list[str] = []
+    assert ci.same_backend_hazards(tmp_path, [bad], notes) == []
+    assert notes and "tests/test_cp.py: not parsed" in notes[0]
+
+
+def test_written_for_is_the_pin_the_package_names(tmp_path):
+    pkg = tmp_path / "transformer_engine"
+    pkg.mkdir()
+    (pkg / "utils.py").write_text('steps = """pip install flash-attn-4==4.0.0b11 nvidia-cutlass-dsl"""\n'
+                                  'old = "flash_attn_4==4.0.0b8"\n')
+    assert drift.written_for_pin(tmp_path, "transformer_engine") == "4.0.0b11"
+    (pkg / "utils.py").write_text("x = 1\n")
+    assert drift.written_for_pin(tmp_path, "transformer_engine") is None
+
+
+def test_docs_name_every_kind_and_code():
+    """docs/upgrade.md and `upgrade --help` must not go stale when a kind is added."""
+    from analyzer.commands.upgrade import DESCRIPTION
+    doc = (Path(__file__).parent.parent / "docs" / "upgrade.md").read_text()
+    for kind, (code, _) in KINDS.items():
+        assert f"`{kind}`" in doc and code in doc, kind
+        assert kind in DESCRIPTION and code in DESCRIPTION, kind

@@ -91,10 +91,10 @@ def run_upgrade(te, fa4: Sequence = (), *, written_for: str | None = None,
         if not switches:
             rep.notes.append("the package reads no FA4 switch (an env var named *FLASH_ATTN, "
                              "*FLASH_ATTN_V4 or *FA4*); fa4-disabled not checked")
-        rep.hazards += ci.disabled_hazards(root, ci_files, switches)
+        rep.hazards += ci.disabled_hazards(root, ci_files, switches, rep.notes)
         variant_of = {v: hist[v]["variant"] for v in hist}
         rep.hazards += ci.old_pin_hazards(pin_list, variant_of, rep.current_variant)
-        rep.hazards += ci.same_backend_hazards(root, ci_files)
+        rep.hazards += ci.same_backend_hazards(root, ci_files, rep.notes)
     for d in CHECKED_DIRS:
         if d not in present:
             rep.notes.append(f"{d}/: not checked (absent) -- a release or wheel carries no {d}/; "

@@ -88,7 +88,8 @@ def _read(p: Path) -> str:
         return ""
 
 
-def disabled_hazards(root: Path, files: list[Path], switches: dict[str, str]) -> list[Hazard]:
+def disabled_hazards(root: Path, files: list[Path], switches: dict[str, str],
+                     notes: list[str] | None = None) -> list[Hazard]:
     out = []
     if not switches:
         return out
@@ -98,7 +99,7 @@ def disabled_hazards(root: Path, files: list[Path], switches: dict[str, str]) ->
     for p in files:
         rel = p.relative_to(root).as_posix()
         if p.suffix == ".py":
-            out += _py_disabled(p, rel, switches)
+            out += _py_disabled(p, rel, switches, notes)
             continue
         if not (p.suffix in SHELL_EXT + YAML_EXT):
             continue
@@ -136,7 +137,7 @@ def disabled_hazards(root: Path, files: list[Path], switches: dict[str, str]) ->
     return out
 
 
-def _py_disabled(p: Path, rel: str, switches: dict[str, str]) -> list[Hazard]:
+def _py_disabled(p: Path, rel: str, switches: dict[str, str], notes: list[str] | None = None) -> list[Hazard]:
     """Module-level ``os.environ[X] = "0"`` / ``os.environ.setdefault(X, "0")`` in a test file."""
     if not (p.name.startswith("test") or p.name == "conftest.py" or p.name.startswith("run_")):
         return []
@@ -145,7 +146,9 @@ def _py_disabled(p: Path, rel: str, switches: dict[str, str]) -> list[Hazard]:
         return []
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError) as exc:
+        if notes is not None:
+            notes.append(f"{rel}: not parsed ({type(exc).__name__}); its FA4 switch settings were not read")
         return []
     out = []
     for st in tree.body:
@@ -244,7 +247,7 @@ def _names(expr) -> set[str]:
     return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
 
 
-def same_backend_hazards(root: Path, files: list[Path]) -> list[Hazard]:
+def same_backend_hazards(root: Path, files: list[Path], notes: list[str] | None = None) -> list[Hazard]:
     out = []
     for p in files:
         if p.suffix != ".py":
@@ -252,11 +255,13 @@ def same_backend_hazards(root: Path, files: list[Path]) -> list[Hazard]:
         text = _read(p)
         if "context_parallel" not in text:
             continue
+        rel = p.relative_to(root).as_posix()
         try:
             tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError) as exc:
+            if notes is not None:
+                notes.append(f"{rel}: not parsed ({type(exc).__name__}); its CP checks were not read")
             continue
-        rel = p.relative_to(root).as_posix()
         for fn in ast.walk(tree):
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 out += _same_backend_in(fn, rel)

@@ -321,15 +321,21 @@ def drift(root: Path, calls, releases: list[tuple[str, Path]], written_for: tupl
 
 
 def written_for_pin(root: Path, package_dir: str) -> str | None:
-    """The flash-attn-4 release the package itself names with ``==`` (install hints, extras)."""
+    """The flash-attn-4 release the package itself names with ``==`` (install hints, extras);
+    the newest when it names several."""
+    from packaging.version import InvalidVersion, Version
+
     from analyzer.sources import iter_py_files
 
-    found = []
+    found = set()
     for p in iter_py_files(root, package_dir):
         try:
             text = p.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
         for m in re.finditer(r"flash[-_]attn[-_]4\s*==\s*([0-9][0-9A-Za-z.]*)", text):
-            found.append(m.group(1).rstrip("."))
-    return sorted(set(found))[0] if len(set(found)) == 1 else (sorted(set(found))[-1] if found else None)
+            try:
+                found.add(Version(m.group(1).rstrip(".")))
+            except InvalidVersion:
+                continue
+    return str(max(found)) if found else None

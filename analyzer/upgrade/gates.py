@@ -97,7 +97,41 @@ class Module:
     tree: ast.Module
     text: str
     ctors: set[str] = field(default_factory=set)     # local names of packaging Version / parse
-    parents: dict = field(default_factory=dict)
+    keys: dict = field(default_factory=dict)         # id(Name) -> flow key (parameters, class attrs)
+    methods: set = field(default_factory=set)        # id(FunctionDef) defined in a class body
+    _parents: dict | None = None
+
+    @property
+    def parents(self) -> dict:
+        """child -> parent, built on first use (only modules that hold a gate need it)."""
+        if self._parents is None:
+            self._parents = {c: n for n in ast.walk(self.tree) for c in ast.iter_child_nodes(n)}
+        return self._parents
+
+
+def _scope_keys(m: Module) -> None:
+    """One walk: the flow key of every Name that is a function parameter (``path:line:name``)
+    or stands directly in a class-body assignment (``.name``), and which defs are methods."""
+    def visit(node, params, fn_line, cls):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                if cls is not None and not isinstance(child, ast.Lambda):
+                    m.methods.add(id(child))
+                a = child.args
+                names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+                names |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+                visit(child, names, child.lineno, None)
+            elif isinstance(child, ast.ClassDef):
+                visit(child, None, None, child)
+            else:
+                if cls is not None and isinstance(child, (ast.Assign, ast.AnnAssign)):
+                    for n in ast.iter_child_nodes(child):
+                        if isinstance(n, ast.Name):
+                            m.keys[id(n)] = "." + n.id
+                elif isinstance(child, ast.Name) and params is not None and child.id in params:
+                    m.keys[id(child)] = f"{m.path}:{fn_line}:{child.id}"
+                visit(child, params, fn_line, None)
+    visit(m.tree, None, None, None)
 
 
 def _parse_modules(root: Path, package_dir: str | None) -> tuple[list[Module], list[str]]:
@@ -119,9 +153,8 @@ def _parse_modules(root: Path, package_dir: str | None) -> tuple[list[Module], l
             notes.append(f"{rel}: not parsed ({type(exc).__name__}); it mentions no version gate")
             continue
         m = Module(rel, tree, text)
+        _scope_keys(m)
         for node in ast.walk(tree):
-            for child in ast.iter_child_nodes(node):
-                m.parents[child] = node
             if isinstance(node, ast.ImportFrom) and node.module in ("packaging.version",):
                 for a in node.names:
                     if a.name in ("Version", "parse"):
@@ -168,6 +201,30 @@ def _dist_literal(call: ast.Call) -> str | None:
     return None
 
 
+class _Consts(dict):
+    """key -> every constant value it can hold (OPAQUE when some assignment is not constant),
+    computed on first lookup; a cycle of copies adds nothing (least fixpoint of the unions)."""
+
+    def __init__(self, flow):
+        super().__init__()
+        self._flow = flow
+        self._busy: set[str] = set()
+
+    def __missing__(self, k):
+        if k in self._busy:
+            return set()
+        self._busy.add(k)
+        out = set(self._flow._direct_consts.get(k, ()))
+        for src in self._flow._copies.get(k, ()):
+            out |= self[src]
+        self._busy.discard(k)
+        self[k] = out
+        return out
+
+    def get(self, k, default=None):
+        return self[k]
+
+
 class Flow:
     """Flow key -> distributions it can carry, and constant version values it can hold.
 
@@ -181,41 +238,18 @@ class Flow:
     def __init__(self, mods: list[Module]):
         self.mods = mods
         self.dists: dict[str, set[str]] = {}
-        self.consts: dict[str, set] = {}
+        self.consts: dict[str, set] = {}       # replaced by a lazy _Consts in _solve
         self.reads: list[tuple[str, int, str]] = []     # (path, line, dist) version sources
         self.assigns: list[tuple[str, object, Module]] = []
-        self._params: dict[int, tuple[str, set[str]]] = {}
         self._collect()
         self._solve()
-
-    def _fn_params(self, mod: Module, fn) -> set[str]:
-        got = self._params.get(id(fn))
-        if got is None:
-            a = fn.args
-            names = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
-            names |= {p.arg for p in (a.vararg, a.kwarg) if p is not None}
-            got = (mod.path, names)
-            self._params[id(fn)] = got
-        return got[1]
 
     def fkey(self, mod: Module, node) -> str | None:
         if isinstance(node, ast.Attribute):
             return "." + node.attr
         if not isinstance(node, ast.Name):
             return None
-        cur = mod.parents.get(node)
-        while cur is not None:
-            if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                if node.id in self._fn_params(mod, cur):
-                    return f"{mod.path}:{cur.lineno}:{node.id}"
-                break
-            if isinstance(cur, ast.ClassDef):
-                st = mod.parents.get(node)
-                if isinstance(st, (ast.Assign, ast.AnnAssign)) and mod.parents.get(st) is cur:
-                    return "." + node.id
-                break
-            cur = mod.parents.get(cur)
-        return node.id
+        return mod.keys.get(id(node), node.id)
 
     def _collect(self):
         defs: dict[str, list] = {}
@@ -253,8 +287,7 @@ class Flow:
                             if k:
                                 self.assigns.append((k, node.value if isinstance(node, ast.NamedExpr) else None, m))
                 elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    parent = m.parents.get(node)
-                    is_method = isinstance(parent, ast.ClassDef) and not any(
+                    is_method = id(node) in m.methods and not any(
                         _dotted(d) == "staticmethod" for d in node.decorator_list)
                     defs.setdefault(node.name, []).append((node, is_method, m))
                     a = node.args
@@ -300,77 +333,71 @@ class Flow:
                     if k not in bound and p.arg not in ("self", "cls"):
                         self.assigns.append((k, ("name", p.arg), fm))
 
-    def value(self, expr, mod: Module) -> tuple[set[str], set]:
-        """(distributions, constant candidates) an expression can carry as a version."""
+    def _sources(self, expr, mod: Module) -> tuple[set[str], set, list[str]]:
+        """(distributions, constant values, keys it copies) of a value stored under a key."""
         if expr is None:
-            return set(), {OPAQUE}
+            return set(), {OPAQUE}, []
         if isinstance(expr, tuple):        # ("name", n): a tree-wide plain name
-            return set(self.dists.get(expr[1], ())), set(self.consts.get(expr[1], ()))
-        if isinstance(expr, ast.Constant) and expr.value is None:
-            return set(), set()
-        if isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float, str)):
-            return set(), {expr.value}
+            return set(), set(), [expr[1]]
+        if isinstance(expr, ast.Constant):
+            if expr.value is None:
+                return set(), set(), []
+            if isinstance(expr.value, (int, float, str)):
+                return set(), {expr.value}, []
+            return set(), {OPAQUE}, []
         if isinstance(expr, ast.Call):
             d = _dist_literal(expr)
             if d:
-                return {d}, set()
+                return {d}, set(), []
             if (_is_ctor(mod, expr) or key_of(expr.func) == "str") and len(expr.args) == 1 and not expr.keywords:
                 a = expr.args[0]
                 if isinstance(a, ast.Constant) and isinstance(a.value, str) and _is_ctor(mod, expr):
                     try:
-                        return set(), {Version(a.value)}
+                        return set(), {Version(a.value)}, []
                     except InvalidVersion:
-                        return set(), {OPAQUE}
-                return self.value(a, mod)
-            return set(), {OPAQUE}
+                        return set(), {OPAQUE}, []
+                return self._sources(a, mod)
+            return set(), {OPAQUE}, []
         if isinstance(expr, ast.Attribute) and expr.attr in _PASS_ATTRS:
-            ds, cs = self.value(expr.value, mod)
-            if ds:
-                return ds, set()
+            ds, cs, ks = self._sources(expr.value, mod)
+            return ds, {OPAQUE} if cs else set(), ks     # x.public: x's distributions
         if isinstance(expr, ast.IfExp):
-            d1, c1 = self.value(expr.body, mod)
-            d2, c2 = self.value(expr.orelse, mod)
-            return d1 | d2, c1 | c2
+            d1, c1, k1 = self._sources(expr.body, mod)
+            d2, c2, k2 = self._sources(expr.orelse, mod)
+            return d1 | d2, c1 | c2, k1 + k2
         k = self.fkey(mod, expr)
         if k is not None:
-            return set(self.dists.get(k, ())), set(self.consts.get(k, ()))
-        return set(), {OPAQUE}
-
-    def _depends(self, expr) -> bool:
-        """Whether ``value(expr)`` reads other keys (else it is computed once)."""
-        if expr is None:
-            return False
-        if isinstance(expr, tuple):
-            return True
-        if isinstance(expr, (ast.Name, ast.Attribute, ast.IfExp)):
-            return True
-        if isinstance(expr, ast.Call) and len(expr.args) == 1 and not _dist_literal(expr):
-            a = expr.args[0]
-            return not isinstance(a, ast.Constant)
-        return False
+            return set(), set(), [k]
+        return set(), {OPAQUE}, []
 
     def _solve(self):
-        static = [(k, e, m) for k, e, m in self.assigns if not self._depends(e)]
-        dynamic = [(k, e, m) for k, e, m in self.assigns if self._depends(e)]
-        for k, expr, m in static:
-            ds, cs = self.value(expr, m)
-            self.dists.setdefault(k, set()).update(ds)
-            self.consts.setdefault(k, set()).update(cs)
-        for _ in range(50):
-            changed = False
-            for k, expr, m in dynamic:
-                ds, cs = self.value(expr, m)
-                cur_d = self.dists.setdefault(k, set())
-                cur_c = self.consts.setdefault(k, set())
-                if not ds <= cur_d:
-                    cur_d |= ds
-                    changed = True
-                if not cs <= cur_c:
-                    cur_c |= cs
-                    changed = True
-            if not changed:
-                return
-        raise AuditError("version flow did not settle in 50 rounds")
+        """Distributions: seeded by version reads, pushed along copies (a worklist). Constant
+        values: collected per key on demand (:meth:`const_values`)."""
+        self._direct_consts: dict[str, set] = {}
+        self._copies: dict[str, list[str]] = {}
+        edges: dict[str, set[str]] = {}
+        todo = []
+        for k, expr, m in self.assigns:
+            ds, cs, ks = self._sources(expr, m)
+            if cs:
+                self._direct_consts.setdefault(k, set()).update(cs)
+            if ks:
+                self._copies.setdefault(k, []).extend(ks)
+                for src in ks:
+                    edges.setdefault(src, set()).add(k)
+            if ds:
+                cur = self.dists.setdefault(k, set())
+                if not ds <= cur:
+                    cur |= ds
+                    todo.append(k)
+        while todo:
+            src = todo.pop()
+            for dst in edges.get(src, ()):
+                cur = self.dists.setdefault(dst, set())
+                if not self.dists[src] <= cur:
+                    cur |= self.dists[src]
+                    todo.append(dst)
+        self.consts = _Consts(self)
 
     def subject_keys(self, mod: Module, expr) -> set[str]:
         """Distribution-carrying keys an expression reads as a value (a direct version read
