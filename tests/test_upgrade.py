@@ -257,7 +257,8 @@ def test_renderers_cover_every_hazard(tmp_path):
     sarif = json.loads(render(rep, "sarif"))
     assert len(sarif["runs"][0]["results"]) == len(set(hz))
     md = render(rep, "markdown")
-    assert "| kind" in md and "gate-overlap" in md
+    assert "**gate-overlap** FA4U001" in md and "| `qa/` | not checked (absent) |" in md
+    assert max(len(line) for line in md.splitlines()) <= 120   # as audit.md
     assert json.loads(render(rep, "json"))["counts"]["gate-overlap"] == 1
 
 
@@ -314,3 +315,21 @@ def test_docs_name_every_kind_and_code():
     for kind, (code, _) in KINDS.items():
         assert f"`{kind}`" in doc and code in doc, kind
         assert kind in DESCRIPTION and code in DESCRIPTION, kind
+
+
+def test_offline_without_a_cached_listing_is_exit_2(cli, isolated_cache, monkeypatch):
+    """No release listing (offline, empty cache): the gates cannot be evaluated, so the answer
+    is 'could not analyse', never a clean 0."""
+    monkeypatch.setenv("FA4_AUDIT_OFFLINE", "1")
+    r = cli("upgrade", "--te", str(FIX / "ci"), "-q")
+    assert r.code == 2 and "cannot list" in r.err
+
+
+def test_offline_reuses_the_cached_listing(isolated_cache, monkeypatch):
+    """A listing cached by an earlier online run is what offline runs evaluate against."""
+    from analyzer.upgrade import releases
+    memo = isolated_cache / "index" / "flash-attn.json"
+    memo.parent.mkdir(parents=True)
+    memo.write_text(json.dumps(["2.7.3", "2.8.3"]))
+    monkeypatch.setenv("FA4_AUDIT_OFFLINE", "1")
+    assert releases.dist_versions("flash_attn") == ["2.7.3", "2.8.3"]

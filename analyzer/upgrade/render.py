@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from tabulate import tabulate
-
 from analyzer import __version__
 from analyzer.upgrade.model import KINDS, UpgradeReport, compact, span
+
+MAX_WIDTH = 120            # as audit.md: no line outside a code block wider than this
 
 
 def _summary(rep: UpgradeReport) -> str:
@@ -39,28 +39,37 @@ def render_text(rep: UpgradeReport) -> str:
     return "\n".join(out) + "\n"
 
 
+def _wrap(text: str, first: str = "- ", rest: str = "  ") -> list[str]:
+    import textwrap
+    return textwrap.wrap(text, MAX_WIDTH, initial_indent=first, subsequent_indent=rest,
+                         break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+
+
 def render_markdown(rep: UpgradeReport, heading: str = "##") -> str:
-    out = [f"{heading} Upgrade hazards", "", _summary(rep), ""]
-    rows = [[h.kind, h.code, f"`{h.path}:{h.line}`", h.certainty, span(h.releases) or "-",
-             h.message.replace("|", "\\|")] for h in rep.sorted_hazards()]
-    if rows:
-        out.append(tabulate(rows, headers=["kind", "code", "where", "certainty", "releases", "message"],
-                            tablefmt="github", disable_numparse=True, missingval="-"))
-    else:
+    """One bullet per hazard (wrapped at MAX_WIDTH, like audit.md), the CI folders' state, the
+    API drift records per release and status, and the notes."""
+    out = [f"{heading} Upgrade hazards", ""]
+    out += _wrap(_summary(rep), "", "") + [""]
+    hz = rep.sorted_hazards()
+    for h in hz:
+        cert = "" if h.certainty == "proven" else f" ({h.certainty})"
+        out += _wrap(f"**{h.kind}** {h.code}{cert} `{h.path}:{h.line}`: {h.message}")
+    if not hz:
         out.append("No upgrade hazard found.")
     out += ["", "| part | state |", "|---|---|"]
     out += [f"| `{p}` | {s} |" for p, s in sorted(rep.checked.items())]
     if rep.drift:
-        by = {}
+        by: dict[tuple, int] = {}
         for d in rep.drift:
-            by.setdefault((d.release, d.status), 0)
-            by[(d.release, d.status)] += 1
-        out += ["", "API drift (call x entry checks per release):", ""]
-        out.append(tabulate([[r, s, str(n)] for (r, s), n in sorted(by.items())],
-                            headers=["release", "status", "checks"], tablefmt="github",
-                            disable_numparse=True))
+            by[(d.release, d.status)] = by.get((d.release, d.status), 0) + 1
+        order = {r: i for i, r in enumerate(compact({r for r, _ in by}))}
+        out += ["", "API drift, call x entry checks per release:", "", "| release | status | checks |",
+                "|---|---|---|"]
+        out += [f"| {r} | {s} | {n} |" for (r, s), n in sorted(by.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))]
     if rep.notes:
-        out += [""] + [f"* {n}" for n in rep.notes]
+        out.append("")
+        for n in rep.notes:
+            out += _wrap(n)
     return "\n".join(out) + "\n"
 
 
