@@ -308,6 +308,14 @@ def _show(v):
         return "<unprintable>"
 
 
+def _jsonable(v):
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return True
+    if isinstance(v, (tuple, list)):
+        return all(_jsonable(x) for x in v)
+    return False
+
+
 def _side_ok(v):
     return v is None or (isinstance(v, int) and not isinstance(v, bool))
 
@@ -401,6 +409,10 @@ def run_chain(job):
 
 
 def _values(kind, grid):
+    if isinstance(kind, list):          # the constants the flow found for this name
+        return [tuple(v) if isinstance(v, list) else v for v in kind]
+    if kind == "any":
+        return _values("bound", grid) + _values("window", grid)
     if kind == "bound":
         return [None] + [g for g in grid if g is not None]
     if kind == "window":
@@ -434,15 +446,24 @@ def run_expr(job):
                 val = eval(code, ns, local)
             except Unanalysable as exc:
                 res["error"] = f"unknown: touches {exc}"
+            except (TypeError, ValueError) as exc:
+                # this input is not one the code takes (None where it compares, a pair where it
+                # wants a bound): the call would fail loudly, never hand FA4 a silent band
+                res["skip"] = f"{type(exc).__name__}: {exc}"
             except Exception as exc:
                 res["error"] = f"raised {type(exc).__name__}: {exc}"
             else:
                 val = _plain(val)
                 if isinstance(val, list):
                     val = tuple(val)
-                res["value"] = val
-            if not tracked:
+                if not _jsonable(val):
+                    res["error"] = f"unknown: evaluates to {type(val).__name__}"
+                else:
+                    res["value"] = val
+            if not tracked and "skip" not in res:
                 out["results"].append(res)
+            elif not tracked:
+                out["skipped"] = out.get("skipped", 0) + 1
     out["seen"] = sorted(SEEN)
     out["flags"] = sorted(FLAGS)
     return out
@@ -485,7 +506,7 @@ def main():
             out.append(run_chain(job) if job["kind"] == "chain" else run_expr(job))
         except RecursionError:
             out.append({"results": [], "seen": [], "flags": [], "error": "recursion limit"})
-    sys.stdout.write(json.dumps({"jobs": out}))
+    sys.stdout.write(json.dumps({"jobs": out}, default=lambda o: f"<{type(o).__name__}>"))
 
 
 if __name__ == "__main__":

@@ -347,7 +347,7 @@ class Runner:
         out: list[ExprResult | None] = [None] * len(items)
         todo = []
         for i, (mod, expr, free) in enumerate(items):
-            key = (mod, expr, tuple(sorted(free.items())))
+            key = (mod, expr, tuple(sorted((k, str(v)) for k, v in free.items())))
             if key in self._expr_cache:
                 out[i] = self._expr_cache[key]
                 continue
@@ -364,18 +364,18 @@ class Runner:
             consts = int_constants(expr)
             for s in m.sources:
                 consts |= int_constants(s)
-            todo.append((i, key, consts))
+            todo.append((i, key, consts, dict(free)))
         for round_ in range(3):
             if not todo:
                 break
-            jobs = [{"kind": "expr", "module": k[0], "expr": k[1], "free": dict(k[2]),
-                     "grid": grid_for(c)} for _, k, c in todo]
+            jobs = [{"kind": "expr", "module": k[0], "expr": k[1], "free": free,
+                     "grid": grid_for(c)} for _, k, c, free in todo]
             answers = self._run(jobs)
             again = []
-            for (i, key, consts), ans in zip(todo, answers):
+            for (i, key, consts, free), ans in zip(todo, answers):
                 seen = set(ans.get("seen", ()))
                 if seen - consts and round_ < 2 and not ans.get("error"):
-                    again.append((i, key, consts | seen))
+                    again.append((i, key, consts | seen, free))
                     continue
                 out[i] = self._expr_cache[key] = self._judge_expr(ans)
             todo = again
@@ -393,13 +393,21 @@ class Runner:
                 e = r["error"]
                 return ExprResult(False, why=(e[9:] if e.startswith("unknown:") else
                                               f"with {r['inputs']}: {e}"))
-            v = r["value"]
-            vals.append(tuple(v) if isinstance(v, list) else v)
+            vals.append(_freeze(r["value"]))
+        if not vals:
+            return ExprResult(False, why="it fails on every value its names can take")
         uniq = []
         for v in vals:
             if v not in uniq:
                 uniq.append(v)
         return ExprResult(True, tuple(uniq))
+
+
+def _freeze(v):
+    """JSON lists back to tuples, all the way down (values must be hashable)."""
+    if isinstance(v, (list, tuple)):
+        return tuple(_freeze(x) for x in v)
+    return v
 
 
 def _s(v) -> str:

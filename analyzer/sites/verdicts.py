@@ -375,6 +375,15 @@ def _pair_values(solver, fnkey, expr, depth=0, seen=None):
     return {(l, r) for l in left for r in right}, []
 
 
+def _passed_on(node, name: str) -> bool:
+    """``name`` is handed to a call (``norm(window)``): it may be a pair or a bound."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and any(isinstance(a, ast.Name) and a.id == name
+                                           for a in list(n.args) + [k.value for k in n.keywords]):
+            return True
+    return False
+
+
 class _Enumerator:
     """Call-site expressions whose names the flow cannot bound (``None if l < 0 else l``,
     ``norm(window_size)``): evaluated in the sandbox over every value those names can take."""
@@ -412,8 +421,12 @@ class _Enumerator:
                     local[name] = sorted(vals, key=lambda x: (x is not None, x or 0))
                 elif isinstance(node, ast.Name) and want == "pair":
                     local[name] = "window"
+                elif subscripted or iterated:
+                    local[name] = "window"
                 else:
-                    local[name] = "window" if (subscripted or iterated) else "bound"
+                    # a bound or a pair: the code's own failures tell (a TypeError is a loud
+                    # crash, never a silent band)
+                    local[name] = "any" if want == "pair" or _passed_on(node, name) else "bound"
             else:
                 module_level.add(name)
         info = self.judge.index.by_path.get(site.path)
@@ -434,6 +447,71 @@ class _Enumerator:
         keys = list(uniq)
         res = self.judge.runner.eval_exprs([uniq[k] for k in keys])
         self.results.update(zip(keys, res))
+
+
+_DICT_METHODS_FOLLOWED = {"get", "items", "keys", "values", "copy", "update", "setdefault", "pop"}
+
+
+def _splat_gaps(judge, solver, c) -> list[str]:
+    """``**kw`` at an FA4 call: a dict the flow layer sees only partly. Reported: a dict held in
+    an attribute or container (other code may add keys), and a local dict handed to a callee
+    the flow does not follow (an external function may put any window in it)."""
+    from analyzer.sites.escape import _in_tree_callee
+
+    fn = c["fn"]
+    info = judge.index.by_path.get(fn.mod.path)
+    if info is None or info.tree is None:
+        return ["the call's source could not be read"]
+    line, col = c["call"][3][0], c["call"][3][1]
+    node = next((n for n in ast.walk(info.tree) if isinstance(n, ast.Call)
+                 and n.lineno == line and n.col_offset == col), None)
+    if node is None:
+        return []
+    scope = None
+    if fn.ir is not None:
+        for n in ast.walk(info.tree):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == fn.name \
+                    and n.lineno <= line <= (n.end_lineno or line):
+                scope = n
+    out = []
+    for k in node.keywords:
+        if k.arg is not None:
+            continue
+        v = k.value
+        if isinstance(v, (ast.Attribute, ast.Subscript)):
+            out.append(f"**{ast.unparse(v)}: a dict held in an attribute or container; keys "
+                       "other code sets there are not followed")
+            continue
+        if not isinstance(v, ast.Name) or scope is None:
+            continue
+        name = v.id
+        parent = {}
+        for n in ast.walk(scope):
+            for ch in ast.iter_child_nodes(n):
+                parent[ch] = n
+        for n in ast.walk(scope):
+            if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+                continue
+            p = parent.get(n)
+            if isinstance(p, ast.keyword) and p.arg is None:
+                continue                                  # a ** splat
+            if isinstance(p, ast.Subscript) and p.value is n:
+                continue                                  # kw[...] read or store
+            if isinstance(p, ast.Attribute) and p.value is n and p.attr in _DICT_METHODS_FOLLOWED:
+                continue
+            if isinstance(p, (ast.Compare, ast.If, ast.BoolOp, ast.UnaryOp)):
+                continue
+            if isinstance(p, ast.Call) and n in p.args and _in_tree_callee(solver, fn, p):
+                continue                                  # the flow follows it into the helper
+            if isinstance(p, ast.Call):
+                out.append(f"**{name}: the dict is handed to {ast.unparse(p.func)}(...), which "
+                           "may put any window in it")
+            elif isinstance(p, ast.Attribute):
+                out.append(f"**{name}: the dict's .{p.attr}(...) is not followed")
+            else:
+                out.append(f"**{name}: the dict is used where the flow does not follow it "
+                           f"({type(p).__name__})")
+    return out
 
 
 def _causal_values(solver, c):
@@ -479,6 +557,10 @@ def decide(calls, solver, text, judge: Judge) -> None:
         plan = {"pairs": set(), "left": set(), "right": set(), "has_left": False,
                 "has_right": False, "unknown": [], "forms": set(), "exprs": [],
                 "opairs": set(), "oleft": set(), "oright": set()}
+        gaps = _splat_gaps(judge, solver, c)
+        if gaps:
+            plan["unknown"].extend(gaps)
+            plan["forms"].add("keyword")
         for site, reason, param_of in c["fa4_inputs"]:
             if site is None:
                 plan["unknown"].append(reason)

@@ -1,0 +1,492 @@
+"""The corpus: small trees in the shapes real consumers of FA4 use (TE, Megatron-Core, vLLM,
+SGLang, PyTorch), written for this project. Each shape comes as a pair: ``<shape>`` and
+``<shape>/twin``, which differ in what the code does, and usually in the verdict.
+
+A case is ``Case(name, files, drive, expect, exhaustive)``:
+
+* ``files``  -- the tree (path -> source);
+* ``drive``  -- code the differential oracle runs with the tree and the stand-in FA4 on
+  ``sys.path``: it calls the tree's entry points the way a framework would;
+* ``expect`` -- the static verdict (safe / unsafe / unknown / no-fa4);
+* ``exhaustive`` -- the drive takes every path the tree has, so what the stand-in receives
+  proves the tree right or wrong (a static "unknown"/"unsafe" on an exhaustive case whose
+  calls all reached FA4 right is a false alarm; a static "safe" where the stand-in received a
+  wrong window is a false safe, on any case).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    files: dict
+    drive: str
+    expect: str
+    exhaustive: bool = True
+    oracle: bool = True          # False: the drive cannot run here (needs torch's FA4 route)
+    why: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+FA = "from flash_attn.cute.interface import flash_attn_func, _flash_attn_fwd\n"
+
+NORMALISER = '''
+import functools
+
+
+def _bound(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):
+        if kwargs.get("window_size") is not None:
+            left, right = kwargs["window_size"]
+            kwargs["window_size"] = (_bound(left), _bound(right))
+        for key in ("window_size_left", "window_size_right"):
+            if key in kwargs:
+                kwargs[key] = _bound(kwargs[key])
+        return fn(*args, **kwargs)
+    return inner
+'''
+
+CASES: list[Case] = []
+
+
+def case(name, files, drive, expect, **kw):
+    CASES.append(Case(name, files, drive, expect, **kw))
+
+
+# 1. FA4 re-exported through a package __init__, called from a sibling that never spells it
+case("reexport", {
+    "pkg/__init__.py": "from flash_attn.cute.interface import flash_attn_func as attn_impl\n",
+    "pkg/layer.py": "from . import attn_impl\n\n\ndef forward(q, k, v):\n"
+                    "    return attn_impl(q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import pkg.layer\npkg.layer.forward(1, 2, 3)\n", "unsafe")
+case("reexport/twin", {
+    "pkg/__init__.py": "from flash_attn.cute.interface import flash_attn_func as attn_impl\n",
+    "pkg/layer.py": "from . import attn_impl\n\n\ndef forward(q, k, v):\n"
+                    "    return attn_impl(q, k, v, causal=True, window_size=(None, 0))\n",
+}, "import pkg.layer\npkg.layer.forward(1, 2, 3)\n", "safe")
+
+# 2. a star re-export two packages away
+case("star_reexport", {
+    "pkg/__init__.py": "",
+    "pkg/kernels/__init__.py": "from flash_attn.cute.interface import *  # noqa\n",
+    "pkg/model.py": "from pkg.kernels import flash_attn_func as fwd\n\n\ndef run(q, k, v):\n"
+                    "    return fwd(q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import pkg.model\npkg.model.run(1, 2, 3)\n", "unsafe")
+case("star_reexport/twin", {
+    "pkg/__init__.py": "",
+    "pkg/kernels/__init__.py": "from flash_attn.cute.interface import *  # noqa\n",
+    "pkg/model.py": "from pkg.kernels import flash_attn_func as fwd\n\n\ndef run(q, k, v):\n"
+                    "    return fwd(q, k, v, causal=True, window_size=(None, 0))\n",
+}, "import pkg.model\npkg.model.run(1, 2, 3)\n", "safe")
+
+# 3. FA4 loaded by a constant name (importlib / __import__ / sys.modules)
+case("dynamic_const", {
+    "attn.py": "import importlib\n\nfa4 = importlib.import_module('flash_attn.cute.interface')\n\n\n"
+               "def forward(q, k, v):\n"
+               "    return fa4.flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "unknown",
+    why="calls through a dynamically loaded FA4 are not followed: unknown, never safe")
+case("dynamic_const/twin", {
+    "attn.py": "import flash_attn.cute.interface as fa4\n\n\n"
+               "def forward(q, k, v):\n"
+               "    return fa4.flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "safe")
+
+case("dynamic_nonconst", {
+    "registry.py": "import importlib\n\n\ndef load_and_run(path, q, k, v, window):\n"
+                   "    mod = importlib.import_module(path)\n"
+                   "    return mod.flash_attn_func(q, k, v, causal=True, window_size=window)\n",
+}, "import registry\nregistry.load_and_run('flash_attn.cute.interface', 1, 2, 3, (-1, 0))\n",
+    "unknown", exhaustive=False)
+case("dynamic_nonconst/twin", {
+    "registry.py": "import importlib\n\n\ndef version_of(path):\n"
+                   "    mod = importlib.import_module(path)\n    return mod.version()\n",
+}, "", "no-fa4", why="a computed import whose result makes no window call is not a way to FA4")
+
+case("sys_modules", {
+    "attn.py": "import sys\nimport flash_attn.cute.interface  # noqa: F401\n\n\n"
+               "def forward(q, k, v):\n"
+               "    fa4 = sys.modules['flash_attn.cute.interface']\n"
+               "    return fa4._flash_attn_fwd(q, k, v, causal=True, window_size_left=-1,\n"
+               "                               window_size_right=0)\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "unknown")
+case("sys_modules/twin", {
+    "attn.py": "import sys\nimport flash_attn.cute.interface  # noqa: F401\n\n\n"
+               "def forward(q, k, v):\n"
+               "    return flash_attn.cute.interface._flash_attn_fwd(\n"
+               "        q, k, v, causal=True, window_size_left=None, window_size_right=0)\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "safe")
+
+# 4. getattr on the FA4 module, a dict of its attributes
+case("getattr_module", {
+    "attn.py": "import flash_attn.cute.interface as fi\n\n\n"
+               "def forward(q, k, v, name='flash_attn_func'):\n"
+               "    fn = getattr(fi, name)\n"
+               "    return fn(q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "unknown")
+case("getattr_module/twin", {
+    "attn.py": "import flash_attn.cute.interface as fi\n\n\n"
+               "def forward(q, k, v):\n"
+               "    return fi.flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "safe")
+
+case("dict_of_attrs", {
+    "attn.py": "import flash_attn.cute.interface as fi\n\nIMPLS = {'fa4': fi.flash_attn_func}\n\n\n"
+               "def forward(q, k, v):\n"
+               "    return IMPLS['fa4'](q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "unknown")
+case("dict_of_attrs/twin", {
+    "attn.py": NORMALISER + "import flash_attn.cute.interface as fi\n\n"
+               "fa4_func = normalized(fi.flash_attn_func)\n\n\n"
+               "def forward(q, k, v):\n"
+               "    return fa4_func(q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "safe")
+
+# 5. vendored FA4 under another module name (vLLM / SGLang shape), recognised by content
+VENDORED = '''
+def _resolve_causal_local_window(causal, window_size_left, window_size_right, mask_mod=None):
+    if window_size_left is not None and window_size_right is not None \\
+            and window_size_left < 0 and window_size_right < 0:
+        window_size_left = window_size_right = None
+    if causal:
+        window_size_right = 0
+    return causal, False, window_size_left, window_size_right
+
+
+def _flash_attn_fwd(q, k, v, softmax_scale=None, causal=False, window_size_left=None,
+                    window_size_right=None):
+    import json, os
+    with open(os.environ["FA4_STANDIN_LOG"], "a") as f:
+        f.write(json.dumps({"entry": "_flash_attn_fwd", "causal": causal,
+                            "left": window_size_left, "right": window_size_right}) + "\\n")
+    return None, None
+
+
+def flash_attn_func(q, k, v, softmax_scale=None, causal=False, window_size=(None, None)):
+    return _flash_attn_fwd(q, k, v, softmax_scale, causal, window_size[0], window_size[1])
+
+
+def flash_attn_varlen_func(q, k, v, cu_seqlens_q=None, causal=False, window_size=(None, None)):
+    return _flash_attn_fwd(q, k, v, None, causal, window_size[0], window_size[1])
+'''
+case("vendored", {
+    "engine/__init__.py": "",
+    "engine/vendor_fa/__init__.py": "",
+    "engine/vendor_fa/fa4_interface.py": VENDORED,
+    "engine/attention.py": "from engine.vendor_fa.fa4_interface import flash_attn_varlen_func\n\n\n"
+                           "def forward(q, k, v, cu):\n"
+                           "    return flash_attn_varlen_func(q, k, v, cu, causal=True,\n"
+                           "                                  window_size=(-1, 0))\n",
+}, "import engine.attention\nengine.attention.forward(1, 2, 3, 4)\n", "unsafe")
+case("vendored/twin", {
+    "engine/__init__.py": "",
+    "engine/vendor_fa/__init__.py": "",
+    "engine/vendor_fa/fa4_interface.py": VENDORED,
+    "engine/attention.py": "from engine.vendor_fa.fa4_interface import flash_attn_varlen_func\n\n\n"
+                           "def forward(q, k, v, cu, window=(-1, 0)):\n"
+                           "    left, right = window\n"
+                           "    return flash_attn_varlen_func(\n"
+                           "        q, k, v, cu, causal=True,\n"
+                           "        window_size=(left if left >= 0 else None, right if right >= 0 else None))\n",
+}, "import engine.attention\nengine.attention.forward(1, 2, 3, 4)\n"
+   "engine.attention.forward(1, 2, 3, 4, (-1, -1))\nengine.attention.forward(1, 2, 3, 4, (128, 0))\n",
+    "safe", exhaustive=False, why="the vLLM shape: converted inline, x if x >= 0 else None")
+
+# 6. an origin only the user can name: a shim over a compiled kernel, declared in
+#    [tool.fa4-audit] (nothing in its text says FA4)
+SHIM = ("import _attn_kernels as _ext\n\n\n"
+        "def flash_attn_func(q, k, v, causal=False, window_size=(None, None)):\n"
+        "    return _ext.fwd(q, k, v, causal, window_size)\n")
+case("declared", {
+    "pyproject.toml": "[tool.fa4-audit]\nfa4-modules = [\"kern.attn_impl\"]\n",
+    "kern/__init__.py": "",
+    "kern/attn_impl.py": SHIM,
+    "model.py": "from kern.attn_impl import flash_attn_func\n\n\ndef forward(q, k, v):\n"
+                "    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "", "unsafe", oracle=False,
+    why="the declared module is FA4 by the user's word: a call with (-1, 0) breaks")
+case("declared/twin", {
+    "kern/__init__.py": "",
+    "kern/attn_impl.py": SHIM,
+    "model.py": "from kern.attn_impl import flash_attn_func\n\n\ndef forward(q, k, v):\n"
+                "    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "", "no-fa4", oracle=False,
+    why="undeclared, the same shim is not FA4 as far as anyone can tell from the tree")
+
+# 7. kwargs filled by another function, setdefault, |=, a method, a closure
+case("kwargs_by_helper", {
+    "attn.py": FA + "\n\ndef fill(kw, causal):\n"
+               "    kw['window_size_left'] = -1\n    kw['window_size_right'] = 0 if causal else -1\n\n\n"
+               "def forward(q, k, v, causal):\n    kw = {}\n    fill(kw, causal)\n"
+               "    return _flash_attn_fwd(q, k, v, causal=causal, **kw)\n",
+}, "import attn\nattn.forward(1, 2, 3, True)\nattn.forward(1, 2, 3, False)\n", "unsafe",
+    why="filled by a helper (followed): causal (-1, 0) reaches FA4; never 'no window reaches it'")
+case("dict_to_external", {
+    "attn.py": FA + "import configlib\n\n\ndef forward(q, k, v):\n    kw = {}\n"
+               "    configlib.fill_attention_kwargs(kw)\n"
+               "    return flash_attn_func(q, k, v, causal=True, **kw)\n",
+}, "", "unknown", oracle=False, why="a callee outside the tree may put any window in the dict")
+case("dict_to_external/twin", {
+    "attn.py": FA + NORMALISER + "import configlib\n\nflash_attn_func = normalized(flash_attn_func)\n\n\n"
+               "def forward(q, k, v):\n    kw = {}\n"
+               "    configlib.fill_attention_kwargs(kw)\n"
+               "    return flash_attn_func(q, k, v, causal=True, **kw)\n",
+}, "", "safe", oracle=False)
+case("kwargs_by_helper/twin", {
+    "attn.py": FA + NORMALISER + "\n_flash_attn_fwd = normalized(_flash_attn_fwd)\n\n\n"
+               "def fill(kw, causal):\n"
+               "    kw['window_size_left'] = -1\n    kw['window_size_right'] = 0 if causal else -1\n\n\n"
+               "def forward(q, k, v, causal):\n    kw = {}\n    fill(kw, causal)\n"
+               "    return _flash_attn_fwd(q, k, v, causal=causal, **kw)\n",
+}, "import attn\nattn.forward(1, 2, 3, True)\nattn.forward(1, 2, 3, False)\n", "safe")
+
+case("setdefault", {
+    "attn.py": FA + "\n\ndef forward(q, k, v, **kw):\n"
+               "    kw.setdefault('window_size', (-1, 0))\n"
+               "    return flash_attn_func(q, k, v, causal=True, **kw)\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "unknown", exhaustive=False)
+case("setdefault/twin", {
+    "attn.py": FA + NORMALISER + "\nflash_attn_func = normalized(flash_attn_func)\n\n\n"
+               "def forward(q, k, v, **kw):\n"
+               "    kw.setdefault('window_size', (-1, 0))\n"
+               "    return flash_attn_func(q, k, v, causal=True, **kw)\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "safe", exhaustive=False)
+
+case("ior_merge", {
+    "attn.py": FA + "\n\ndef forward(q, k, v):\n    kw = {'softmax_scale': 1.0}\n"
+               "    kw |= {'window_size': (-1, 0)}\n"
+               "    return flash_attn_func(q, k, v, causal=True, **kw)\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "unknown")
+case("ior_merge/twin", {
+    "attn.py": FA + "\n\ndef forward(q, k, v):\n    kw = {'softmax_scale': 1.0}\n"
+               "    kw.update({'window_size': (None, 0)})\n"
+               "    return flash_attn_func(q, k, v, causal=True, **kw)\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "safe")
+
+case("method_fill", {
+    "attn.py": FA + "\n\nclass Attn:\n    def __init__(self):\n        self.kw = {}\n\n"
+               "    def configure(self):\n        self.kw['window_size'] = (-1, 0)\n\n"
+               "    def forward(self, q, k, v):\n        self.configure()\n"
+               "        return flash_attn_func(q, k, v, causal=True, **self.kw)\n",
+}, "import attn\nattn.Attn().forward(1, 2, 3)\n", "unknown")
+case("method_fill/twin", {
+    "attn.py": FA + NORMALISER + "\nflash_attn_func = normalized(flash_attn_func)\n\n\n"
+               "class Attn:\n    def __init__(self):\n        self.kw = {}\n\n"
+               "    def configure(self):\n        self.kw['window_size'] = (-1, 0)\n\n"
+               "    def forward(self, q, k, v):\n        self.configure()\n"
+               "        return flash_attn_func(q, k, v, causal=True, **self.kw)\n",
+}, "import attn\nattn.Attn().forward(1, 2, 3)\n", "safe")
+
+case("closure", {
+    "attn.py": FA + "\n\ndef make(window):\n    def run(q, k, v):\n"
+               "        return flash_attn_func(q, k, v, causal=True, window_size=window)\n"
+               "    return run\n\n\nrun = make((-1, 0))\n",
+}, "import attn\nattn.run(1, 2, 3)\n", "unknown", exhaustive=False)
+case("closure/twin", {
+    "attn.py": FA + NORMALISER + "\nflash_attn_func = normalized(flash_attn_func)\n\n\n"
+               "def make(window):\n    def run(q, k, v):\n"
+               "        return flash_attn_func(q, k, v, causal=True, window_size=window)\n"
+               "    return run\n\n\nrun = make((-1, 0))\n",
+}, "import attn\nattn.run(1, 2, 3)\n", "safe", exhaustive=False)
+
+# 8. functools.partial carrying a window
+case("partial", {
+    "attn.py": "import functools\n" + FA + "\nattn_fn = functools.partial(flash_attn_func, "
+               "window_size=(-1, 0))\n\n\ndef forward(q, k, v):\n"
+               "    return attn_fn(q, k, v, causal=True)\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "unsafe")
+case("partial/twin", {
+    "attn.py": "import functools\n" + FA + "\nattn_fn = functools.partial(flash_attn_func, "
+               "softmax_scale=1.0)\n\n\ndef forward(q, k, v):\n"
+               "    return attn_fn(q, k, v, causal=True, window_size=(None, 0))\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "safe")
+
+# 9. wrappers judged by behaviour
+case("wrapper_drops_result", {
+    "attn.py": FA + "\n\ndef _bound(x):\n    return None if x is not None and x < 0 else x\n\n\n"
+               "def normalize(fn):\n    def inner(*args, window_size=(None, None), **kw):\n"
+               "        fixed = (_bound(window_size[0]), _bound(window_size[1]))\n"
+               "        return fn(*args, window_size=window_size, **kw)\n    return inner\n\n\n"
+               "flash_attn_func = normalize(flash_attn_func)\n\n\n"
+               "def forward(q, k, v):\n    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "unsafe", why="named like a fix, drops its result")
+case("wrapper_drops_result/twin", {
+    "attn.py": FA + "\n\ndef _bound(x):\n    return None if x is not None and x < 0 else x\n\n\n"
+               "def whatever(fn):\n    def inner(*args, window_size=(None, None), **kw):\n"
+               "        fixed = (_bound(window_size[0]), _bound(window_size[1]))\n"
+               "        return fn(*args, window_size=fixed, **kw)\n    return inner\n\n\n"
+               "flash_attn_func = whatever(flash_attn_func)\n\n\n"
+               "def forward(q, k, v):\n    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "safe", why="a correct fix with an unhelpful name")
+
+case("wrapper_bypassed", {
+    "attn.py": FA + NORMALISER + "\nflash_attn_func = normalized(flash_attn_func)\n\n\n"
+               "def forward(q, k, v):\n"
+               "    return flash_attn_func.__wrapped__(q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "unknown")
+case("wrapper_bypassed/twin", {
+    "attn.py": FA + NORMALISER + "\nflash_attn_func = normalized(flash_attn_func)\n\n\n"
+               "def forward(q, k, v):\n"
+               "    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "safe")
+
+case("wrapper_right_on_samples", {
+    "attn.py": FA + "\n\ndef _bound(x):\n"
+               "    if x is None or x < 0 or x > 4096:\n        return None\n    return x\n\n\n"
+               "def normalize(fn):\n    def inner(*args, window_size=(None, None), **kw):\n"
+               "        return fn(*args, window_size=(_bound(window_size[0]), _bound(window_size[1])), **kw)\n"
+               "    return inner\n\n\nflash_attn_func = normalize(flash_attn_func)\n\n\n"
+               "def forward(q, k, v, window):\n"
+               "    return flash_attn_func(q, k, v, causal=True, window_size=window)\n",
+}, "import attn\nattn.forward(1, 2, 3, (-1, 0))\nattn.forward(1, 2, 3, (8192, 0))\n", "unsafe",
+    exhaustive=False, why="right on every small pair, wrong on a window wider than 4096")
+case("wrapper_right_on_samples/twin", {
+    "attn.py": FA + "\n\ndef _bound(x):\n"
+               "    if x is None or x < 0:\n        return None\n    return x\n\n\n"
+               "def normalize(fn):\n    def inner(*args, window_size=(None, None), **kw):\n"
+               "        return fn(*args, window_size=(_bound(window_size[0]), _bound(window_size[1])), **kw)\n"
+               "    return inner\n\n\nflash_attn_func = normalize(flash_attn_func)\n\n\n"
+               "def forward(q, k, v, window):\n"
+               "    return flash_attn_func(q, k, v, causal=True, window_size=window)\n",
+}, "import attn\nattn.forward(1, 2, 3, (-1, 0))\nattn.forward(1, 2, 3, (8192, 0))\n", "safe",
+    exhaustive=False)
+
+case("seed_kwargs_wrapper", {
+    "backends.py": FA + "import functools\n\n\ndef no_torch_dynamo():\n    return lambda f: f\n\n\n"
+                   "def _window_kwargs(kwargs):\n"
+                   "    if kwargs.get('window_size') is not None:\n"
+                   "        left, right = kwargs['window_size']\n"
+                   "        kwargs['window_size'] = (None if left == -1 else left, None if right == -1 else right)\n"
+                   "    for key in ('window_size_left', 'window_size_right'):\n"
+                   "        if kwargs.get(key) == -1:\n            kwargs[key] = None\n"
+                   "    return kwargs\n\n\n"
+                   "def _normalized(fn):\n    @functools.wraps(fn)\n"
+                   "    def wrapped(*args, **kwargs):\n        return fn(*args, **_window_kwargs(kwargs))\n"
+                   "    return wrapped\n\n\n"
+                   "_flash_attn_fwd_v4 = no_torch_dynamo()(_normalized(_flash_attn_fwd))\n\n\n"
+                   "def cp_step(q, k, v, causal):\n"
+                   "    kw = {'window_size_left': -1, 'window_size_right': 0 if causal else -1}\n"
+                   "    return _flash_attn_fwd_v4(q, k, v, causal=causal, **kw)\n",
+}, "import backends\nbackends.cp_step(1, 2, 3, True)\nbackends.cp_step(1, 2, 3, False)\n", "safe",
+    why="the seed PR's shape: a kwargs-dict normaliser inside no_torch_dynamo()(...)")
+case("seed_kwargs_wrapper/twin", {
+    "backends.py": FA + "import functools\n\n\ndef no_torch_dynamo():\n    return lambda f: f\n\n\n"
+                   "def _window_kwargs(kwargs):\n"
+                   "    if kwargs.get('window_size') is not None:\n"
+                   "        left, right = kwargs['window_size']\n"
+                   "        kwargs['window_size'] = (None if left == -1 else left, None if right == -1 else right)\n"
+                   "    return kwargs\n\n\n"
+                   "def _normalized(fn):\n    @functools.wraps(fn)\n"
+                   "    def wrapped(*args, **kwargs):\n        return fn(*args, **_window_kwargs(kwargs))\n"
+                   "    return wrapped\n\n\n"
+                   "_flash_attn_fwd_v4 = no_torch_dynamo()(_normalized(_flash_attn_fwd))\n\n\n"
+                   "def cp_step(q, k, v, causal):\n"
+                   "    kw = {'window_size_left': -1, 'window_size_right': 0 if causal else -1}\n"
+                   "    return _flash_attn_fwd_v4(q, k, v, causal=causal, **kw)\n",
+}, "import backends\nbackends.cp_step(1, 2, 3, True)\nbackends.cp_step(1, 2, 3, False)\n", "unsafe",
+    why="sabotaged: ignores the window_size_left/right keys")
+
+# 10. call-site normalisers: a helper, an inline conditional, a generator
+case("callsite_helper", {
+    "attn.py": FA + "\n\ndef to_fa4(window):\n    left, right = window\n"
+               "    return (None if left < 0 else left, None if right < 0 else right)\n\n\n"
+               "def forward(q, k, v, window):\n"
+               "    return flash_attn_func(q, k, v, causal=True, window_size=to_fa4(window))\n",
+}, "import attn\nattn.forward(1, 2, 3, (-1, 0))\nattn.forward(1, 2, 3, (128, 0))\n", "safe",
+    exhaustive=False)
+case("callsite_helper/twin", {
+    "attn.py": FA + "\n\ndef to_fa4(window):\n    left, right = window\n"
+               "    return (None if left < 0 else left, right)\n\n\n"
+               "def forward(q, k, v, window):\n"
+               "    return flash_attn_func(q, k, v, causal=False, window_size=to_fa4(window))\n",
+}, "import attn\nattn.forward(1, 2, 3, (-1, -1))\n", "unknown", exhaustive=False,
+    why="only the left side is converted: (-1, -1) reaches FA4 as (None, -1)")
+
+case("inline_conditional", {
+    "attn.py": FA + "\n\ndef forward(q, k, v, window):\n    left, right = window\n"
+               "    return _flash_attn_fwd(q, k, v, causal=True,\n"
+               "                           window_size_left=None if left < 0 else left,\n"
+               "                           window_size_right=None if right < 0 else right)\n",
+}, "import attn\nattn.forward(1, 2, 3, (-1, 0))\n", "safe", exhaustive=False)
+case("inline_conditional/twin", {
+    "attn.py": FA + "\n\ndef forward(q, k, v, window):\n    left, right = window\n"
+               "    return _flash_attn_fwd(q, k, v, causal=True, window_size_left=left,\n"
+               "                           window_size_right=right)\n",
+}, "import attn\nattn.forward(1, 2, 3, (-1, 0))\n", "unknown", exhaustive=False)
+
+case("generator_normaliser", {
+    "attn.py": FA + "\n\ndef forward(q, k, v, window):\n"
+               "    return flash_attn_func(q, k, v, causal=True,\n"
+               "                           window_size=tuple(None if x < 0 else x for x in window))\n",
+}, "import attn\nattn.forward(1, 2, 3, (-1, 0))\n", "safe", exhaustive=False)
+case("generator_normaliser/twin", {
+    "attn.py": FA + "\n\ndef forward(q, k, v, window):\n"
+               "    return flash_attn_func(q, k, v, causal=True,\n"
+               "                           window_size=tuple(x for x in window))\n",
+}, "import attn\nattn.forward(1, 2, 3, (-1, 0))\n", "unknown", exhaustive=False)
+
+# 11. pairs, not "contains -1"
+case("both_negative", {
+    "attn.py": FA + "\n\ndef forward(q, k, v):\n"
+               "    return flash_attn_func(q, k, v, causal=False, window_size=(-1, -1))\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "safe", why="(-1, -1) is full attention on every release")
+case("both_negative/twin", {
+    "attn.py": FA + "\n\ndef forward(q, k, v):\n"
+               "    return flash_attn_func(q, k, v, causal=False, window_size=(-1, 0))\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "unsafe")
+
+case("megatron_gate", {
+    "core/__init__.py": "",
+    "core/attention.py": "try:\n    from flash_attn.cute import flash_attn_varlen_func as fa4_varlen\n"
+                         "    HAVE_FA4 = True\nexcept ImportError:\n    HAVE_FA4 = False\n\n\n"
+                         "def attend(q, k, v, cu, m, window_size=None):\n"
+                         "    if window_size is None:\n        window_size = (-1, -1)\n"
+                         "    return fa4_varlen(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu,\n"
+                         "                      max_seqlen_q=m, max_seqlen_k=m, causal=True,\n"
+                         "                      window_size=window_size)\n",
+}, "import core.attention as a\na.attend(1, 2, 3, 4, 5)\n", "unknown", exhaustive=False,
+    why="the Megatron-Core shape: (-1, -1) is fine, a window from the user's config is unbounded")
+case("megatron_gate/twin", {
+    "core/__init__.py": "",
+    "core/attention.py": "try:\n    from flash_attn.cute import flash_attn_varlen_func as fa4_varlen\n"
+                         "    HAVE_FA4 = True\nexcept ImportError:\n    HAVE_FA4 = False\n\n\n"
+                         "def attend(q, k, v, cu, m):\n"
+                         "    return fa4_varlen(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu,\n"
+                         "                      max_seqlen_q=m, max_seqlen_k=m, causal=True,\n"
+                         "                      window_size=(-1, -1))\n",
+}, "import core.attention as a\na.attend(1, 2, 3, 4, 5)\n", "safe")
+
+# 12. torch's FA4 route
+case("torch_route", {
+    "model.py": "from torch.nn.attention import activate_flash_attention_impl\n"
+                "from torch.nn.attention.varlen import varlen_attn\n\n"
+                "activate_flash_attention_impl('FA4')\n\n\n"
+                "def attn(q, k, v, cu, m):\n"
+                "    return varlen_attn(q, k, v, cu, cu, m, m, window_size=(-1, 0))\n",
+}, "", "unknown", oracle=False)
+case("torch_route/twin", {
+    "model.py": "from torch.nn.attention.varlen import varlen_attn\n\n\n"
+                "def attn(q, k, v, cu, m):\n"
+                "    return varlen_attn(q, k, v, cu, cu, m, m, window_size=(-1, 0))\n",
+}, "", "no-fa4", oracle=False, why="without FA4 activated, torch's own kernels take -1")
+
+# 13. no FA4 at all
+case("fa2_only", {
+    "attn.py": "from flash_attn import flash_attn_func\n\n\ndef forward(q, k, v):\n"
+               "    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "", "no-fa4", oracle=False, why="FA2 wants -1: not FA4, nothing to prove")
+case("fa2_only/twin", {
+    "attn.py": "from flash_attn.cute import flash_attn_func\n\n\ndef forward(q, k, v):\n"
+               "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n",
+}, "import attn\nattn.forward(1, 2, 3)\n", "safe")
+
+BY_NAME = {c.name: c for c in CASES}
+SHAPES = sorted({c.name.split("/")[0] for c in CASES})
