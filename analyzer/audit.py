@@ -4,12 +4,14 @@ This is the one function the CLI (``audit``, ``make-audit``) and the pytest gate
 Analysis only: it returns an :class:`AuditReport`; ``analyzer.audit_report`` renders it.
 
 Verdict rule (documented in the README):
-  * ``error``  -- any part could not be analysed (fail closed);
-  * ``unsafe`` -- a claim fails (the normalising fix itself is wrong), or an FA4-reaching call
-    is uncovered (unwrapped binding, direct import, untrusted wrapper) while at least one audited
-    FA4 release turns a pair TE emits into a wrong band as-is; with ``strict``, any call-site
-    finding is unsafe even when no audited release breaks (a latent defect);
-  * ``safe``   -- otherwise. Latent findings are listed as reasons either way.
+  * ``error``   -- any part could not be analysed (fail closed);
+  * ``unsafe``  -- a claim fails (the normalising fix itself is wrong), or an FA4-reaching call
+    is broken on an audited release (a pair it can pass gets a wrong band, after whatever
+    wrapper stands in between); with ``strict``, also a note of the call-site pass (an FA4
+    binding exported without a checked normaliser, a wrapper wrong in a form no call uses);
+  * ``unknown`` -- nothing is broken but some call could not be proved (exit 1, never safe);
+  * ``no-fa4``  -- the tree provably never reaches FA4 (exit 0);
+  * ``safe``    -- every FA4-reaching call is proved on every audited release.
 """
 
 from __future__ import annotations
@@ -97,8 +99,11 @@ def run_audit(te_spec: str, fa4_specs: Sequence[str], *, strict: bool = False,
         table = sites = None
         try:
             progress.note("call-site pass")
-            sites = audit_tree(te.root, package_dir="transformer_engine", wrappers=wrappers,
-                               progress=progress)
+            from analyzer.sites.pairs import resolvers_for, signatures_of
+
+            sites = audit_tree(te.root, package_dir="transformer_engine", progress=progress,
+                               resolvers=resolvers_for(fa4) if fa4 else None,
+                               fa4_params=signatures_of(fa4[-1]) if fa4 else None)
         except AuditError as exc:
             errors.append(f"call sites: {exc}")
         try:
@@ -151,24 +156,42 @@ def decide(table, sites, *, strict: bool, errors: list[str]) -> tuple[Verdict, l
         return "error", errors or ["a part of the audit did not run"], breaking
 
     unsafe = any(r.startswith("claim failed") for r in reasons)
-    findings = [f for f in sites.findings if f.level == "error"]
-    if findings:
-        where = ", ".join(breaking)
-        if breaking:
-            unsafe = True
-            reasons.append(f"{len(findings)} call-site finding(s): TE's -1 sentinels reach FA4 "
-                           f"unnormalised, and {where} turn(s) an emitted pair into a wrong band")
-        elif strict:
-            unsafe = True
-            reasons.append(f"{len(findings)} call-site finding(s) (latent: no audited FA4 release "
-                           f"breaks as-is; --strict makes them unsafe)")
-        else:
-            reasons.append(f"latent: {len(findings)} call-site finding(s), but no audited FA4 "
-                           f"release breaks TE's emitted pairs as-is")
-    elif breaking:
+    calls = sites.fa4_calls
+    broken = [c for c in calls if c.status == "broken"]
+    unknown = [c for c in calls if c.status == "unknown"]
+    other_unknown = [f for f in sites.findings if f.level == "unknown" and f.code != "FA4S005"]
+    bad_wrappers = [f for f in sites.findings if f.level == "error" and f.code != "FA4S001"]
+    if broken:
+        unsafe = True
+        rel = sorted({v.release for c in broken for v in c.verdicts if v.status == "broken"})
+        first = next(v for v in broken[0].verdicts if v.status == "broken")
+        reasons.append(f"{len(broken)} FA4 call(s) broken on {', '.join(rel)}: "
+                       f"{broken[0].path}:{broken[0].line} {first.witness}")
+    if bad_wrappers:
+        unsafe = True
+        reasons.append(f"{len(bad_wrappers)} wrapper(s) around FA4 wrong in a form the tree's "
+                       f"calls use: {bad_wrappers[0].message}")
+    if unknown or other_unknown:
+        reasons.append(f"{len(unknown)} FA4 call(s) and {len(other_unknown)} other place(s) "
+                       "could not be proved (unknown is never safe)"
+                       + (f": {unknown[0].path}:{unknown[0].line} {unknown[0].coverage_reason}"
+                          if unknown else f": {other_unknown[0].message}"))
+    notes = [f for f in sites.findings if f.level == "note"]
+    if strict and notes:
+        unsafe = True
+        reasons.append(f"--strict: {len(notes)} note(s) of the call-site pass, e.g. {notes[0].message}")
+    if unsafe:
+        return "unsafe", reasons, breaking
+    if unknown or other_unknown:
+        return "unknown", reasons, breaking
+    if sites.verdict == "no-fa4":
+        return "no-fa4", reasons + ["the tree never reaches FA4: nothing to prove"], breaking
+    if breaking:
         reasons.append(f"{', '.join(breaking)} break(s) TE's emitted pairs as-is, but every "
-                       f"FA4-reaching call is covered by a checked normaliser")
-    return ("unsafe" if unsafe else "safe"), reasons, breaking
+                       f"FA4-reaching call is proved on every audited release")
+    else:
+        reasons.append("every FA4-reaching call is proved on every audited release")
+    return "safe", reasons, breaking
 
 
 def breaking_fa4(table) -> list[str]:

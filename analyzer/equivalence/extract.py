@@ -531,6 +531,68 @@ class _Unresolved(Exception):
     """The name is not bound at module level (not an error by itself)."""
 
 
+def _star_imports(stmt: ast.stmt):
+    """``from M import *`` statements in ``stmt`` (at module level or inside its compound
+    statements; Python allows them nowhere else)."""
+    if isinstance(stmt, ast.ImportFrom):
+        if any(a.name == "*" for a in stmt.names):
+            yield stmt
+    elif isinstance(stmt, _COMPOUND):
+        for blk in _sub_bodies(stmt):
+            for s in blk:
+                yield from _star_imports(s)
+    elif isinstance(stmt, ast.Match):
+        for case in stmt.cases:
+            for s in case.body:
+                yield from _star_imports(s)
+
+
+def _star_exports(tree: "_Tree", q: Path, name: str) -> bool | None:
+    """Whether ``from <q> import *`` binds ``name``: per a literal ``__all__``, else every
+    public name; None when ``__all__`` is computed (cannot tell)."""
+    for stmt in tree.module(q).body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and _binds(stmt, "__all__"):
+            value = stmt.value
+            if isinstance(stmt, ast.Assign) and isinstance(value, (ast.List, ast.Tuple)) and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
+                return name in {e.value for e in value.elts}
+            return None
+    return not name.startswith("_")
+
+
+def _star_binding(tree: "_Tree", p: Path, body: list, start: int, name: str, depth: int,
+                  why: str):
+    """The binding of ``name`` made by the last ``*`` import in ``body[start:]`` that binds it,
+    as ``(path, node)``, or None when none does."""
+    f = tree.parsed(p)
+    for j in range(len(body) - 1, start - 1, -1):
+        stmt = body[j]
+        for s in reversed(list(_star_imports(stmt))):
+            target = _import_target(s, f.rel)
+            q = None
+            if target:
+                q = tree.by_rel(f"{target}.py") or tree.by_rel(f"{target}/__init__.py")
+            if q is None:
+                raise AuditError(f"{f.rel}:{s.lineno}: 'from {'.' * s.level}{s.module or ''} import *' "
+                                 f"(outside the audited tree) may rebind {name}; cannot tell "
+                                 f"which function {why or name} is at run time")
+            exports = _star_exports(tree, q, name)
+            if exports is None:
+                raise AuditError(f"{f.rel}:{s.lineno}: 'import *' from {tree.rel(q)}, whose "
+                                 f"__all__ is computed, may rebind {name}")
+            if not exports:
+                continue
+            try:
+                res = _resolve_module_name(tree, q, name, depth=depth + 1, why=why)
+            except _Unresolved:
+                continue
+            if s is not stmt:
+                raise AuditError(f"{f.rel}:{s.lineno}: {name} is (re)bound conditionally by "
+                                 f"'import *'; cannot tell which function {why or name} is")
+            return res
+    return None
+
+
 def _resolve_module_name(tree: _Tree, p: Path, name: str, *, upto: int | None = None,
                          depth: int = 0, why: str = "") -> tuple[Path, ast.AST]:
     """The def (or module, as ``(path, Module)``) that module-level ``name`` in file ``p`` is
@@ -547,6 +609,9 @@ def _resolve_module_name(tree: _Tree, p: Path, name: str, *, upto: int | None = 
                          f"('{type(g).__name__.lower()} {name}'); cannot tell which function "
                          f"{why or name} is at run time")
     hit = _last_binding(body, name)
+    star = _star_binding(tree, p, body, hit[0] + 1 if hit else 0, name, depth, why)
+    if star is not None:          # a later `from M import *` that exports the name wins
+        return star
     if hit is None:
         raise _Unresolved(name)
     index, stmt = hit

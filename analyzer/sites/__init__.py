@@ -210,6 +210,17 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
                                     f"cannot read {rel}: {exc.strerror or exc}; it may call "
                                     "FlashAttention", rel, 0, 0, (), "failure"))
     t_read = time.perf_counter() - t_start
+    # fail closed fast: a file over the parse cap that mentions FlashAttention, a window key
+    # or a dynamic import cannot be analysed in reasonable time -- an error, never skipped
+    cap = _max_bytes()
+    for rel in sorted(data):
+        if len(data[rel]) > cap and prefilter.mentions_fa(data[rel]):
+            failures.append(Finding(
+                R.UNPARSEABLE.code, R.UNPARSEABLE.name,
+                f"{rel} is {len(data[rel]) / 1e6:.1f} MB, over the {cap / 1e6:.1f} MB parse cap "
+                "(FA4_AUDIT_SITES_MAX_MB); it mentions FlashAttention, so nothing can be said "
+                "about the tree", rel, 0, 0, (), "failure"))
+            data[rel] = b""          # analysed as empty; the failure keeps the verdict "error"
     # the import graph of the whole tree decides what may be skipped
     index = RC.TreeIndex(data)
     sums = RC.summaries(index, use_cache)
@@ -231,7 +242,6 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     selected = {rel for rel, d in data.items() if prefilter.matches(d, needles)}
     selected |= {index.modules[m].path for m in reach.reaching}
     selected -= vendored_paths
-    cap = _max_bytes()
     for rel in sorted(selected):
         if len(data[rel]) > cap:   # fail closed fast instead of parsing for minutes
             failures.append(Finding(
@@ -494,9 +504,10 @@ def _reach_json(reach, index) -> dict:
 def _reach_findings(reach, index, escapes) -> list[Finding]:
     out = []
     for path, d in reach.dynamic_unknown:
-        out.append(Finding(R.DYNAMIC_IMPORT.code, R.DYNAMIC_IMPORT.name,
-                           f"{d.spelled} loads a module named at run time, and {d.why}: it may "
-                           "be FA4, and the windows it gets cannot be judged", path, d.line,
+        msg = (d.why if d.why.startswith("hands a window") else
+               f"{d.spelled} loads a module named at run time, and {d.why}: it may be FA4, "
+               "and the windows it gets cannot be judged")
+        out.append(Finding(R.DYNAMIC_IMPORT.code, R.DYNAMIC_IMPORT.name, msg, path, d.line,
                            d.col, (), "unknown"))
     for path, d in reach.dynamic_fa4:
         if d.carries_window:

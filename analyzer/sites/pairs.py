@@ -125,3 +125,28 @@ def judge_pairs(resolver: Resolver, pairs: Iterable[tuple], causal: Sequence[boo
     if maybe:
         return PairJudgement("unknown", maybe[0], tuple(maybe))
     return PairJudgement("proved", "every pair it can pass gives the intended band")
+
+
+def signatures_of(fa4_source) -> dict:
+    """entry -> (positional parameter names, required count), read from a release's
+    ``flash_attn/cute/interface.py`` with ``ast`` (never imported). Entries it lacks keep the
+    vocabulary's default."""
+    import ast
+    from pathlib import Path
+
+    from fa4_patch import names as N
+
+    path = Path(fa4_source.root) / "flash_attn" / "cute" / "interface.py"
+    try:
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in N.WINDOW_ENTRIES:
+            a = node.args
+            if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+                continue
+            names = tuple(x.arg for x in a.args)
+            out[node.name] = (names, len(names) - len(a.defaults))
+    return out

@@ -54,4 +54,5 @@ def _plain_string_key(data: bytes, i: int) -> bool:
 
 def mentions_fa(data: bytes) -> bool:
     """For fail-closed decisions: could this file matter at all?"""
-    return b"flash_attn" in data or b"window_size" in data
+    return (b"flash_attn" in data or b"window_size" in data or b"import_module" in data
+            or b"__import__" in data)

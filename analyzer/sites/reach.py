@@ -35,7 +35,7 @@ from typing import Iterable
 
 from fa4_patch import names as N
 
-SUMMARY_VERSION = 6
+SUMMARY_VERSION = 9
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -59,6 +59,7 @@ class DynamicImport:
     constant: str | None    # the module name when it is a constant
     carries_window: bool    # its result makes a call that can carry a window, or escapes
     why: str = ""
+    direct: bool = False    # the window call is made right there (not through an escape)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,9 @@ class FileSummary:
     bindings: dict = field(default_factory=dict)
     # every import anywhere in the file (module level or inside functions), as refs
     uses: list = field(default_factory=list)        # (line, col, ref)
+    # calls that hand a window to a callee rooted at a local value (a parameter, an attribute
+    # of an object, a computed lookup): the only ways a computed import's FA4 could be called
+    blind_calls: list = field(default_factory=list)   # (line, col, callee text)
 
 
 @dataclass
@@ -481,7 +485,7 @@ _VENDOR_RE = re.compile(r"\bdef\s+(flash_attn_func|flash_attn_varlen_func|_flash
                         r"_flash_attn_bwd)\s*\(")
 _EXPR_NEEDLES = ("import_module", "__import__", "sys.modules", "from sys import",
                  "import sys as", "activate_flash_attention_impl", "varlen_attn",
-                 "_flash_attention_")
+                 "_flash_attention_", "window_size")
 
 
 def _scan_imports(text: str, name: str, is_pkg: bool):
@@ -544,6 +548,8 @@ def summarize(rel: str, source: str) -> FileSummary:
         s.vendored_fa4 = _is_vendored(tree)
         if any(n in source for n in _EXPR_NEEDLES):
             _expressions(s, tree, source)
+        if any(k in source for k in N.WINDOW_KEYS):
+            _blind_calls(s, tree, source)
     return s
 
 
@@ -575,7 +581,8 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                 carries, why = _result_use(parent, node, _enclosing_scope(parent, node))
                 text = ast.get_source_segment(source, node) or d
                 s.dynamic.append(DynamicImport(node.lineno, node.col_offset + 1,
-                                               " ".join(text.split())[:80], c, carries, why))
+                                               " ".join(text.split())[:80], c, carries, why,
+                                               why.startswith("calls")))
                 if c is not None:
                     s.imports.append(ImportEdge(node.lineno, node.col_offset + 1, c, ("",), True))
                     s.uses.append((node.lineno, node.col_offset + 1, ("mod", c, "")))
@@ -598,10 +605,92 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                 carries, why = _result_use(parent, node, _enclosing_scope(parent, node))
                 text = ast.get_source_segment(source, node) or "sys.modules[...]"
                 s.dynamic.append(DynamicImport(node.lineno, node.col_offset + 1,
-                                               " ".join(text.split())[:80], c, carries, why))
+                                               " ".join(text.split())[:80], c, carries, why,
+                                               why.startswith("calls")))
                 if c is not None:
                     s.imports.append(ImportEdge(node.lineno, node.col_offset + 1, c, ("",), True))
                     s.uses.append((node.lineno, node.col_offset + 1, ("mod", c, "")))
+
+
+def _window_dicts(fn) -> set[str]:
+    """Local names that hold a dict with a window key spelled in ``fn``: ``d = {"window_size":
+    ...}``, ``d = dict(window_size=...)``, ``d["window_size_left"] = ...``, ``d.update(...)``
+    with one, ``d.setdefault("window_size", ...)``."""
+    out = set()
+    keys = set(N.WINDOW_KEYS)
+
+    def has_key(node) -> bool:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Constant) and n.value in keys:
+                return True
+            if isinstance(n, ast.keyword) and n.arg in keys:
+                return True
+        return False
+
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and isinstance(n.value, (ast.Dict, ast.Call)) \
+                and has_key(n.value):
+            out |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+        elif isinstance(n, (ast.Assign, ast.AugAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) \
+                        and has_key(t.slice):
+                    out.add(t.value.id)
+                elif isinstance(n, ast.AugAssign) and isinstance(t, ast.Name) and has_key(n.value):
+                    out.add(t.id)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                and isinstance(n.func.value, ast.Name) and n.func.attr in ("update", "setdefault") \
+                and has_key(n):
+            out.add(n.func.value.id)
+    return out
+
+
+def _blind_calls(s: FileSummary, tree: ast.Module, source: str) -> None:
+    """Calls carrying a window (a window keyword, or a ``**`` splat of a dict the function puts
+    a window key in) whose callee is rooted at neither an import, a module-level def/class nor
+    a builtin: a parameter, a local, an object's attribute, a computed lookup."""
+    import builtins
+
+    top = set()
+    for st in tree.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            top.add(st.name)
+    for node in _stmt_imports(tree):
+        for a in node.names:
+            top.add((a.asname or a.name).split(".")[0])
+    lines = source.splitlines()
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        seg = "\n".join(lines[fn.lineno - 1:(fn.end_lineno or fn.lineno)])
+        if not any(k in seg for k in N.WINDOW_KEYS):
+            continue
+        local_imports = {(a.asname or a.name).split(".")[0] for n in ast.walk(fn)
+                         if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+        wdicts = None
+        for n in ast.walk(fn):
+            if not isinstance(n, ast.Call):
+                continue
+            carries = any(k.arg in N.WINDOW_KEYS for k in n.keywords)
+            if not carries and any(k.arg is None for k in n.keywords):
+                if wdicts is None:
+                    wdicts = _window_dicts(fn)
+                carries = any(k.arg is None and isinstance(k.value, ast.Name)
+                              and k.value.id in wdicts for k in n.keywords)
+            if not carries:
+                continue
+            root = n.func
+            while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                root = root.value if not isinstance(root, ast.Call) else root.func
+            if isinstance(root, ast.Name) and (root.id in top or root.id in local_imports
+                                               or hasattr(builtins, root.id)):
+                continue
+            if isinstance(root, ast.Name) and root.id in ("self", "cls") and \
+                    isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
+                continue            # self.method(...): a method of the class, followed in-tree
+            s.blind_calls.append((n.lineno, n.col_offset + 1,
+                                  " ".join(ast.unparse(n.func).split())[:60]))
 
 
 def alias_chains(tree: ast.Module, alias: str) -> set[tuple]:
@@ -819,18 +908,31 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                 if any(ref_fa4(ref, m) is not None for ref in refs):
                     exports[m].add(name)
                     changed = True
-    dyn_unknown, dyn_fa4, torch, errors = [], [], [], []
+    dyn_unknown, dyn_fa4, torch, errors, escaping = [], [], [], [], []
+    blind = [(index.modules[m].path, b) for m, sm in sorted(sums.items()) for b in sm.blind_calls]
     for m, s in sorted(sums.items()):
         path = index.modules[m].path
         if s.error:
             errors.append((path, s.error))
         for d in s.dynamic:
-            if d.constant is None and d.carries_window:
+            if d.constant is None and d.carries_window and d.direct:
                 dyn_unknown.append((path, d))
+            elif d.constant is None and d.carries_window:
+                escaping.append((path, d))
             elif d.constant is not None and is_origin(d.constant):
                 dyn_fa4.append((path, d))
         for t in s.torch:
             torch.append((path, t))
+    # a module loaded by a computed name that escapes matters only where some call hands a
+    # window to a callee nothing resolves: one finding at each such call
+    if escaping:
+        where = ", ".join(f"{p}:{d.line}" for p, d in escaping[:3]) + (
+            f" and {len(escaping) - 3} more" if len(escaping) > 3 else "")
+        for bp, (bl, bcol, bc) in blind:
+            dyn_unknown.append((bp, DynamicImport(
+                bl, bcol, f"{bc}(...)", None, True,
+                f"hands a window to {bc}(...), a callee nothing resolves, while the tree loads "
+                f"modules by computed names ({where}): it may be FA4", True)))
     r = Reach(origins, vendored, declared, reaching, how, dyn_unknown, dyn_fa4, torch, errors)
     r.exports = {m: sorted(v) for m, v in exports.items() if v}
     return r

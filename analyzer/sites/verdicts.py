@@ -253,7 +253,7 @@ class Judge:
                     why = "; ".join(wv.unknown[:3]) + (f"; and {len(wv.unknown) - 3} more"
                                                         if len(wv.unknown) > 3 else "")
                     extra = ""
-                    if v.chain and st != "proved":
+                    if v.chain and st != "proved" and self.chain(v).alters:
                         extra = f" (its wrapper is not proved: {wit})"
                     witnesses.append(f"{v.entry.name}: cannot bound what it passes: {why}{extra}")
                     continue
@@ -596,7 +596,8 @@ def decide(calls, solver, text, judge: Judge) -> None:
             loc = f"{site.path}:{site.pos[0]}"
             if r is None or not r.ok:
                 why = r.why if r is not None else "its expression cannot be evaluated"
-                plan["unknown"].append(f"{site.key} at {loc}: {'; '.join(unk[:2])} ({why})")
+                detail = "" if why.startswith("with {") else f" ({why})"
+                plan["unknown"].append(f"{site.key} at {loc}: {unk[0]}{detail}")
                 continue
             is_open = enum.open.get(k, True)
             for v in r.values:

@@ -111,6 +111,28 @@ case("dynamic_nonconst/twin", {
                    "    mod = importlib.import_module(path)\n    return mod.version()\n",
 }, "", "no-fa4", why="a computed import whose result makes no window call is not a way to FA4")
 
+TORCH_SHAPE = (
+    "import importlib\n\n\nclass _State:\n    module = None\n\n\nSTATE = _State()\n\n\n"
+    "def register(module_path='flash_attn.cute.interface'):\n"
+    "    module = importlib.import_module(module_path)\n"
+    "    if not hasattr(module, '_flash_attn_fwd'):\n        raise RuntimeError('no FA4')\n"
+    "    STATE.module = module\n\n\n"
+    "def run_forward(q, k, v, is_causal, window_size_left, window_size_right):\n"
+    "    module = STATE.module\n"
+    "    kwargs = {'causal': is_causal, 'window_size_left': window_size_left,\n"
+    "              'window_size_right': window_size_right, 'return_lse': True}\n"
+    "    return module._flash_attn_fwd(q, k, v, **kwargs)\n")
+case("registry_by_path", {"fa4_glue.py": TORCH_SHAPE},
+     "import fa4_glue\nfa4_glue.register()\nfa4_glue.run_forward(1, 2, 3, True, -1, 0)\n",
+     "unknown", exhaustive=False,
+     why="the PyTorch shape: FA4 loaded by a path held in state, windows passed through later")
+case("registry_by_path/twin", {"fa4_glue.py": TORCH_SHAPE.replace(
+    "    return module._flash_attn_fwd(q, k, v, **kwargs)\n",
+    "    return module.status()\n").replace(
+    "    kwargs = {'causal': is_causal, 'window_size_left': window_size_left,\n"
+    "              'window_size_right': window_size_right, 'return_lse': True}\n", "")},
+     "", "no-fa4", oracle=False, why="the loaded module never receives a window")
+
 case("sys_modules", {
     "attn.py": "import sys\nimport flash_attn.cute.interface  # noqa: F401\n\n\n"
                "def forward(q, k, v):\n"
