@@ -129,3 +129,19 @@ def test_call_templates_survive_the_extraction_cache():
     again = extract_fa4(FIX / "keyword_call")      # from the cache
     assert again == first
     assert extract_fa4(FIX / "keyword_call", use_cache=False) == first
+
+
+def test_a_later_star_import_that_exports_the_name_rebinds_it():
+    """`from .policy import *` after the def, with the name in policy's __all__: the star
+    import's function runs."""
+    (e,) = extract_fa4(FIX / "star_import_rebinds")
+    assert e.path == "flash_attn/cute/policy.py"
+    assert _labels(e) == ("LOCAL -1/0", "LOCAL 7/-8")
+
+
+def test_a_star_import_skips_underscore_names_without_all():
+    """The same star import without __all__ does not export _resolve_causal_local_window:
+    the module's own def still runs (a tool that assumed otherwise would audit the wrong rule)."""
+    (e,) = extract_fa4(FIX / "star_import_private")
+    assert e.path == "flash_attn/cute/interface.py"
+    assert _labels(e) == ("CAUSAL", "FULL")
