@@ -145,3 +145,10 @@ def test_a_star_import_skips_underscore_names_without_all():
     (e,) = extract_fa4(FIX / "star_import_private")
     assert e.path == "flash_attn/cute/interface.py"
     assert _labels(e) == ("CAUSAL", "FULL")
+
+
+def test_a_name_the_entry_point_binds_locally_fails_closed():
+    """An assignment anywhere in the entry point makes the name local there: the module's def
+    is not (or not always) what runs."""
+    with pytest.raises(AuditError, match="binds _resolve_causal_local_window locally"):
+        extract_fa4(FIX / "rebound_locally")

@@ -1096,6 +1096,13 @@ def _locate_callee(tree: _Tree, entry: _Def, callee_expr: ast.expr) -> _Def:
                   if d.path == entry.path and entry.node.name in d.outer]
         if nested:
             return _unique_by_fingerprint(tree, nested, callee, entry)
+        local = [st for st in entry.node.body if _binds(st, callee)]
+        if local or callee in {a.arg for a in [*entry.node.args.posonlyargs, *entry.node.args.args,
+                                               *entry.node.args.kwonlyargs]}:
+            line = local[0].lineno if local else entry.line
+            raise AuditError(f"{entry.path}:{line}: {entry.node.name} binds {callee} locally "
+                             f"(a parameter or an assignment in its body); cannot tell which "
+                             f"function it calls as its window resolver")
         try:
             q, node = _resolve_module_name(tree, p, callee, why=why)
         except _Unresolved:
