@@ -349,6 +349,7 @@ class Sandbox:
         self._lock = threading.Lock()
         self._memo: dict[str, list[CallResult]] = {}
         self._stderr = None
+        self._max_mem = 0
         self.started = 0            # children started (for tests and the benchmark)
         self.requests = 0           # requests actually sent to a child
 
@@ -423,13 +424,19 @@ class Sandbox:
         return _child_failure(subprocess.CompletedProcess([], rc if rc is not None else -9,
                                                           "", err.decode(errors="replace")))
 
-    def _exchange(self, payload: str, timeout: float, func_name: str) -> dict:
+    def _exchange(self, payload: str, timeout: float, func_name: str, memory_mb: int) -> dict:
         import os
         import select
         import time
+        # A lower address-space limit than an earlier request's could fail at once on memory
+        # the child already holds (freed arenas are not always returned): start afresh.
+        if self._alive() and memory_mb < self._max_mem:
+            self._kill()
         if not self._alive():
             self._kill()
             self._start()
+            self._max_mem = 0
+        self._max_mem = max(self._max_mem, memory_mb)
         self.requests += 1
         proc = self._proc
         try:
@@ -489,7 +496,7 @@ class Sandbox:
         with self._lock:
             hit = self._memo.get(key)
             if hit is None:
-                data = self._exchange(payload, timeout, func_name)
+                data = self._exchange(payload, timeout, func_name, int(memory_mb))
                 try:
                     results = data["results"]
                     hit = [CallResult(ok=r["ok"], value=_decode(r["value"]), error=r["error"],

@@ -716,10 +716,14 @@ needs_audit = pytest.mark.skipif(not _audit_ready(), reason="the call-site pass 
 
 @needs_audit
 def test_audit_right_answer_on_a_small_te_tree(cli, tmp_path, te_tree, fa4_post):
-    """Control for the hostile cases below: the unwrapped FA4 call + a post-#2490 FA4 = unsafe."""
+    """Control for the hostile cases below: an unwrapped FA4 call whose window comes from outside
+    the tree, judged on a post-#2490 FA4 read from the fixture (its own resolver, run in the
+    sandbox): unknown -- exit 1, never safe -- with TE's (-1, 0) named as what breaks."""
     r = cli("audit", "--te", str(te_tree), "--fa4", str(fa4_post), "--out", str(tmp_path / "o"))
     assert r.code == 1, (r.out, r.err)
-    assert json.loads((tmp_path / "o" / "audit.json").read_text())["verdict"] == "unsafe"
+    doc = json.loads((tmp_path / "o" / "audit.json").read_text())
+    assert doc["verdict"] == "unknown"
+    assert "(-1, 0)" in " ".join(doc["reasons"])
 
 
 @needs_audit

@@ -53,24 +53,44 @@ def resolvers_for(fa4_sources) -> list[Resolver]:
 
     out = []
     for src in fa4_sources:
+        extracted = extract_fa4(src.root)
         found = []
-        for ext in extract_fa4(src.root):
+        for ext in extracted:
             t = transcriptions.by_fingerprint(ext.fingerprint, "fa4-resolver")
-            if t is None:
-                raise AuditError(
-                    f"flash-attn-4 {src.label()}: its {ext.role} resolver (fingerprint "
-                    f"{ext.fingerprint}) matches no transcribed variant; the call-site pass "
-                    "cannot judge pairs on a rule it has not read")
-            found.append(t)
-        # fwd and bwd may resolve separately (inline releases); judge with the forward rule
-        # only when both agree on every input (the transcriptions of one variant do)
-        names = {t.name for t in found}
-        if len(names) != 1:
-            raise AuditError(f"flash-attn-4 {src.label()}: forward and backward resolve windows "
-                             f"with different rules ({', '.join(sorted(names))})")
-        t = next(x for x in found if x.role in ("shared", "fwd"))
-        out.append(Resolver(src.label(), t.function, t.name))
+            found.append((ext, t))
+        if all(t is not None for _, t in found):
+            names = {t.name for _, t in found}
+            if len(names) == 1:
+                t = next(t for e, t in found if t.role in ("shared", "fwd"))
+                out.append(Resolver(src.label(), t.function, t.name))
+                continue
+        # a rule no transcription matches: run the release's own function (extracted, in the
+        # sandbox, memoised); the forward rule judges every entry point
+        ext = next((e for e, _ in found if e.role in ("shared", "fwd")), found[0][0])
+        out.append(Resolver(src.label(), _sandboxed(ext), f"read from {src.label()}"))
     return out
+
+
+def _sandboxed(ext):
+    from analyzer.errors import AuditError
+
+    memo: dict = {}
+
+    def fn(causal, left, right):
+        key = (bool(causal), left, right)
+        if key not in memo:
+            (res,) = ext.evaluate([key])
+            memo[key] = res
+        res = memo[key]
+        if not res.ok:
+            if res.error and res.error.split(":")[0] in ("NameError", "AttributeError",
+                                                         "RecursionError"):
+                raise AuditError(f"{ext.path}:{ext.line}: cannot evaluate {ext.name} on "
+                                 f"{key}: {res.error}")
+            raise ValueError(res.error or "raised")
+        return res.value
+
+    return fn
 
 
 @functools.lru_cache(maxsize=65536)

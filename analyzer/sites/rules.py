@@ -173,16 +173,16 @@ UNTRUSTED_WRAPPER = _rule(
     "binding is unwrapped (FA4S002) and its calls are judged as they are.",
     _FA + "\ndef normalize(fn):\n"
     "    def inner(*args, window_size=(None, None), **kwargs):\n"
-    "        fixed = tuple(None if x is not None and x < 0 else x for x in window_size)\n"
-    "        return fn(*args, window_size=window_size, **kwargs)   # result dropped\n"
-    "    return inner\n\n"
-    "flash_attn_func = normalize(flash_attn_func)\n",
-    _FA + "\ndef keep_shape(fn):\n"
-    "    def inner(*args, window_size=(None, None), **kwargs):\n"
-    "        fixed = tuple(None if x is not None and x < 0 else x for x in window_size)\n"
+    "        fixed = tuple(0 if x is not None and x < 0 else x for x in window_size)  # 0, not None\n"
     "        return fn(*args, window_size=fixed, **kwargs)\n"
     "    return inner\n\n"
-    "flash_attn_func = keep_shape(flash_attn_func)\n",
+    "flash_attn_func = normalize(flash_attn_func)\n\n"
+    "def attn(q, k, v):\n"
+    "    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n",
+    "from fa4_patch import wrap\n" + _FA +
+    "\nflash_attn_func = wrap(flash_attn_func)   # any form, any release: checked by running it\n\n"
+    "def attn(q, k, v):\n"
+    "    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n",
     "Bounds are judged over None and the integers >= -1 (TE's, FA2's and FA3's convention; "
     "TE asserts on other negatives). Layers that cannot be run (`no_torch_dynamo()` needs "
     "torch) are assumed to pass windows through only when their code names no window "
@@ -217,18 +217,23 @@ FA4_ESCAPE = _rule(
     "FA4S006", "fa4-escape", "unknown",
     "an FA4 entry point flows somewhere the pass does not follow",
     "Reports an FA4 entry point (not yet behaviour-checked) stored in an attribute, a dict or "
-    "a container the pass does not follow, bound into `functools.partial` with arguments, "
-    "passed to a callee outside the tree, or read with `getattr` by a computed name. Calls "
-    "made through it later cannot be seen, so the tree is unknown, never safe.",
+    "a container the pass does not follow, passed to a callee outside the tree (other than as "
+    "the first argument of a wrapping call such as `functools.partial(fa4, ...)`, which is "
+    "followed and run), read with `getattr` by a computed name, or bypassed through "
+    "`__wrapped__`. Calls made through it later cannot be seen, so the tree is unknown, never "
+    "safe.",
     "Calls through an escaped entry point are exactly the ones a spelling-based check misses.",
+    _FA + "\nIMPLS = {'fa4': flash_attn_func}\n\n"
+    "def attn(q, k, v):\n"
+    "    return IMPLS['fa4'](q, k, v, causal=True, window_size=(-1, 0))\n",
     _FA + "import functools\n\n"
-    "attn_fn = functools.partial(flash_attn_func, causal=True)\n",
-    _FA + "\ndef attn(q, k, v):\n"
-    "    return flash_attn_func(q, k, v, causal=True)\n",
+    "attn_fn = functools.partial(flash_attn_func, causal=True)   # a wrapping layer: followed\n\n"
+    "def attn(q, k, v):\n"
+    "    return attn_fn(q, k, v, window_size=(None, 0))\n",
     "Aliases, calls, comparisons, wrapping calls with one argument, in-tree helpers that take "
     "the function as a parameter and lists splatted into them are followed and not reported.",
     invalid=(
-        _FA + "\nIMPLS = {'fa4': flash_attn_func}\n",
+        _FA + "\nclass Attn:\n    def __init__(self):\n        self.fn = flash_attn_func\n",
         "import flash_attn.cute.interface as fa4\n\n"
         "def pick(name):\n"
         "    return getattr(fa4, name)\n",
