@@ -94,3 +94,15 @@ def test_run_function_and_batch_keep_the_old_result_shape():
     assert r == CallResult(True, (2, 1), None, [])
     assert run_functions([(ADD, "f", [((1,), {})], {}), (MUL, "g", [((3,), {})], {})]) == [
         [CallResult(True, (2, 1), None, [])], [CallResult(True, [6], None, [])]]
+
+
+def test_a_lower_memory_limit_than_before_gets_a_fresh_child():
+    """Guards: a child that once held 600 MB, given a 256 MB limit, could fail a harmless
+    request with 'memory limit exceeded' (freed memory is not always returned)."""
+    big = "def f():\n    return len('x' * 600000000)\n"
+    with Sandbox() as sb:
+        assert sb.run(big, "f", [((), {})], memory_mb=2048, allowed_names=["len"])[0].ok
+        assert sb.run(ADD, "f", [((1,), {})], memory_mb=256)[0].value == (2, 1)
+        assert sb.started == 2
+        assert sb.run(MUL, "g", [((1,), {})], memory_mb=256)[0].value == [2]
+        assert sb.started == 2
