@@ -152,3 +152,15 @@ def test_a_name_the_entry_point_binds_locally_fails_closed():
     is not (or not always) what runs."""
     with pytest.raises(AuditError, match="binds _resolve_causal_local_window locally"):
         extract_fa4(FIX / "rebound_locally")
+
+
+def test_a_walrus_at_module_level_rebinds_the_resolver(tmp_path):
+    """`(name := other)` in a module-level expression binds the module's name too: the binding
+    scan must see it even though it skips expressions in files without ':='."""
+    import shutil
+
+    shutil.copytree(FIX / "last_def_wins", tmp_path / "t")
+    p = tmp_path / "t" / "flash_attn" / "cute" / "interface.py"
+    p.write_text(p.read_text() + "\n\nSTRICT = (_resolve_causal_local_window := len)\n")
+    with pytest.raises(AuditError, match="rebound"):
+        extract_fa4(tmp_path / "t")

@@ -323,6 +323,19 @@ class _File:
         self.tree = tree
         self._lines: list[str] | None = None
         self.globals: dict[str, ast.AST] | None = None
+        self.bound: list[frozenset[str]] | None = None     # names each top-level statement binds
+        self.stars: list[tuple[int, ast.ImportFrom]] | None = None   # `from M import *`, by index
+
+    def header_text(self, stmt: ast.stmt) -> str:
+        """The lines of ``stmt`` that run at module level: a def or class without its body
+        (decorators, defaults, bases), anything else whole."""
+        if self._lines is None:
+            self._lines = _split_lines(self.text)
+        lo = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+        hi = stmt.end_lineno
+        if isinstance(stmt, (*_DEF, ast.ClassDef)) and stmt.body:
+            hi = max(stmt.lineno, stmt.body[0].lineno - 1)
+        return "".join(self._lines[lo - 1:hi])
 
     def segment(self, first: ast.AST, last: ast.AST | None = None) -> str:
         """Source text from ``first``'s start to ``last``'s end (default ``first``'s), the
@@ -456,28 +469,90 @@ def _assigned_names(node: ast.AST) -> set[str]:
     return out
 
 
-def _binds(node: ast.AST, name: str) -> bool:
-    """Whether ``node`` (searched without entering function or class bodies) binds ``name``."""
+def _bound_names(node: ast.AST) -> frozenset[str]:
+    """Every name ``node`` binds, searched without entering function or class bodies: def and
+    class names, assignment / for / with / walrus / del targets, imports, handler and match
+    names (a comprehension's variable too: conservative)."""
+    out = set()
     todo = [node]
     while todo:
         n = todo.pop()
         if isinstance(n, (*_DEF, ast.ClassDef)):
-            if n.name == name:
-                return True
+            out.add(n.name)
             todo.extend(n.decorator_list)
             continue
         if isinstance(n, ast.Lambda):
             continue
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and n.id == name:
-            return True
-        if isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name:
-            return True
-        if isinstance(n, ast.ExceptHandler) and n.name == name:
-            return True
-        if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name == name:
-            return True
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, (ast.Store, ast.Del)):
+                out.add(n.id)
+            continue
+        if isinstance(n, ast.alias):
+            out.add(n.asname or n.name.split(".")[0])
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.add(n.name)
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            out.add(n.name)
         todo.extend(ast.iter_child_nodes(n))
-    return False
+    return frozenset(out)
+
+
+def _target_names(t: ast.AST, out: set) -> None:
+    if isinstance(t, ast.Name):
+        out.add(t.id)
+    elif isinstance(t, (ast.Tuple, ast.List)):
+        for e in t.elts:
+            _target_names(e, out)
+    elif isinstance(t, ast.Starred):
+        _target_names(t.value, out)
+
+
+def _stmt_bound_names(body: list, out: set) -> None:
+    """:func:`_bound_names` for statements of a file with no ``:=`` in its text: then no
+    expression can bind a name in this scope, and only statement targets are read (a
+    comprehension's own variables live in its own scope)."""
+    for n in body:
+        if isinstance(n, (*_DEF, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, ast.Assign):
+            for t in n.targets:
+                _target_names(t, out)
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
+            if n.value is not None or isinstance(n, ast.AugAssign):
+                _target_names(n.target, out)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            for a in n.names:
+                out.add(a.asname or a.name.split(".")[0])
+        elif isinstance(n, ast.Delete):
+            for t in n.targets:
+                _target_names(t, out)
+        elif isinstance(n, (ast.For, ast.AsyncFor)):
+            _target_names(n.target, out)
+            _stmt_bound_names(n.body, out)
+            _stmt_bound_names(n.orelse, out)
+        elif isinstance(n, (ast.With, ast.AsyncWith)):
+            for item in n.items:
+                if item.optional_vars is not None:
+                    _target_names(item.optional_vars, out)
+            _stmt_bound_names(n.body, out)
+        elif isinstance(n, (ast.If, ast.While)):
+            _stmt_bound_names(n.body, out)
+            _stmt_bound_names(n.orelse, out)
+        elif isinstance(n, (ast.Try, ast.TryStar)):
+            _stmt_bound_names(n.body, out)
+            for h in n.handlers:
+                if h.name:
+                    out.add(h.name)
+                _stmt_bound_names(h.body, out)
+            _stmt_bound_names(n.orelse, out)
+            _stmt_bound_names(n.finalbody, out)
+        elif isinstance(n, ast.Match):
+            out |= _bound_names(n)          # patterns bind names too: the full walk
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` (searched without entering function or class bodies) binds ``name``."""
+    return name in _bound_names(node)
 
 
 def _called_names(fn: ast.AST) -> set[str]:
@@ -518,13 +593,24 @@ def _has_global(f: "_File", name: str) -> ast.AST | None:
     return f.globals.get(name)
 
 
-def _last_binding(body: list[ast.stmt], name: str) -> tuple[int, ast.stmt] | None:
-    """The last statement of ``body`` that binds ``name`` at this level (index, statement)."""
-    found = None
-    for i, stmt in enumerate(body):
-        if _binds(stmt, name):
-            found = (i, stmt)
-    return found
+def _last_binding(f: "_File", name: str, upto: int | None) -> tuple[int, ast.stmt] | None:
+    """The last module-level statement of ``f`` (before index ``upto``) that binds ``name``
+    (index, statement)."""
+    if f.bound is None:
+        f.bound = []
+        walrus = ":=" in f.text
+        for stmt in f.tree.body:
+            if walrus and ":=" in f.header_text(stmt):
+                f.bound.append(_bound_names(stmt))    # an expression may bind: the full walk
+            else:
+                names: set = set()
+                _stmt_bound_names([stmt], names)
+                f.bound.append(frozenset(names))
+    bound = f.bound if upto is None else f.bound[:upto]
+    for i in range(len(bound) - 1, -1, -1):
+        if name in bound[i]:
+            return i, f.tree.body[i]
+    return None
 
 
 class _Unresolved(Exception):
@@ -565,31 +651,34 @@ def _star_binding(tree: "_Tree", p: Path, body: list, start: int, name: str, dep
     """The binding of ``name`` made by the last ``*`` import in ``body[start:]`` that binds it,
     as ``(path, node)``, or None when none does."""
     f = tree.parsed(p)
-    for j in range(len(body) - 1, start - 1, -1):
+    if f.stars is None:
+        f.stars = [(j, s) for j, stmt in enumerate(f.tree.body) for s in _star_imports(stmt)]
+    for j, s in reversed(f.stars):
+        if not start <= j < len(body):
+            continue
         stmt = body[j]
-        for s in reversed(list(_star_imports(stmt))):
-            target = _import_target(s, f.rel)
-            q = None
-            if target:
-                q = tree.by_rel(f"{target}.py") or tree.by_rel(f"{target}/__init__.py")
-            if q is None:
-                raise AuditError(f"{f.rel}:{s.lineno}: 'from {'.' * s.level}{s.module or ''} import *' "
-                                 f"(outside the audited tree) may rebind {name}; cannot tell "
-                                 f"which function {why or name} is at run time")
-            exports = _star_exports(tree, q, name)
-            if exports is None:
-                raise AuditError(f"{f.rel}:{s.lineno}: 'import *' from {tree.rel(q)}, whose "
-                                 f"__all__ is computed, may rebind {name}")
-            if not exports:
-                continue
-            try:
-                res = _resolve_module_name(tree, q, name, depth=depth + 1, why=why)
-            except _Unresolved:
-                continue
-            if s is not stmt:
-                raise AuditError(f"{f.rel}:{s.lineno}: {name} is (re)bound conditionally by "
-                                 f"'import *'; cannot tell which function {why or name} is")
-            return res
+        target = _import_target(s, f.rel)
+        q = None
+        if target:
+            q = tree.by_rel(f"{target}.py") or tree.by_rel(f"{target}/__init__.py")
+        if q is None:
+            raise AuditError(f"{f.rel}:{s.lineno}: 'from {'.' * s.level}{s.module or ''} import *' "
+                             f"(outside the audited tree) may rebind {name}; cannot tell "
+                             f"which function {why or name} is at run time")
+        exports = _star_exports(tree, q, name)
+        if exports is None:
+            raise AuditError(f"{f.rel}:{s.lineno}: 'import *' from {tree.rel(q)}, whose "
+                             f"__all__ is computed, may rebind {name}")
+        if not exports:
+            continue
+        try:
+            res = _resolve_module_name(tree, q, name, depth=depth + 1, why=why)
+        except _Unresolved:
+            continue
+        if s is not stmt:
+            raise AuditError(f"{f.rel}:{s.lineno}: {name} is (re)bound conditionally by "
+                             f"'import *'; cannot tell which function {why or name} is")
+        return res
     return None
 
 
@@ -608,7 +697,7 @@ def _resolve_module_name(tree: _Tree, p: Path, name: str, *, upto: int | None = 
         raise AuditError(f"{f.rel}:{g.lineno}: a function rebinds the module-level {name} "
                          f"('{type(g).__name__.lower()} {name}'); cannot tell which function "
                          f"{why or name} is at run time")
-    hit = _last_binding(body, name)
+    hit = _last_binding(f, name, upto)
     star = _star_binding(tree, p, body, hit[0] + 1 if hit else 0, name, depth, why)
     if star is not None:          # a later `from M import *` that exports the name wins
         return star
