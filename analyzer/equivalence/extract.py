@@ -792,9 +792,10 @@ def _with_helpers(tree: _Tree, d: _Def) -> tuple[str, list[str]]:
         except _Unresolved:
             continue  # a builtin (or undefined: the sandbox refuses free names)
         if hp != p or not isinstance(helper, _DEF) or helper.name != n:
-            raise AuditError(f"{d.path}: helper {n!r} of {d.node.name!r} is not a plain def "
-                             f"of this module (it is bound to {getattr(helper, 'name', 'a module')}"
-                             f" in {tree.rel(hp)}); cannot evaluate it")
+            raise AuditError(f"{d.path}: refused to evaluate {d.node.name!r}: its helper {n!r} "
+                             f"is not a plain def of this module (it is bound to "
+                             f"{getattr(helper, 'name', 'a module')} in {tree.rel(hp)}), so the "
+                             f"extracted text could not run it as the tree does")
         if helper.decorator_list:
             raise AuditError(f"{d.path}: helper {n!r} of {d.node.name!r} is decorated "
                              f"({', '.join(_decorator_names(helper))}); cannot evaluate it")
