@@ -116,6 +116,12 @@ class _Parser:
         self.parse_s = 0.0
 
     def parse(self, rels) -> None:
+        self.start(rels)
+        self.finish()
+
+    def start(self, rels) -> None:
+        """Begin parsing ``rels`` in worker processes; the caller may work meanwhile (the
+        reach graph runs while libcst parses the files that spell FlashAttention)."""
         t0 = time.perf_counter()
         todo = []
         keys = {}
@@ -136,14 +142,29 @@ class _Parser:
         for rel in todo:
             jobs.extend((rel, chunk, off) for chunk, off in _chunks(self.data[rel], self.jobs))
         jobs.sort(key=lambda j: -len(j[1]))
-        parts: dict[str, list] = {}
+        self._pending = (todo, keys, jobs, None, None)
         if jobs:
             import libcst  # noqa: F401  (once here, inherited by the forked workers)
         if len(jobs) > 1 and self.jobs > 1:
             workers = min(self.jobs, len(jobs))
-            with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork")) as ex:
-                for rel, off, ir in ex.map(_parse_job, jobs):
+            ex = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork"))
+            futs = [ex.submit(_parse_job, j) for j in jobs]
+            self._pending = (todo, keys, jobs, ex, futs)
+        self.parse_s += time.perf_counter() - t0
+        self._t_start = time.perf_counter()
+
+    def finish(self) -> None:
+        todo, keys, jobs, ex, futs = getattr(self, "_pending", ([], {}, [], None, None))
+        self._pending = ([], {}, [], None, None)
+        t0 = time.perf_counter()
+        parts: dict[str, list] = {}
+        if ex is not None:
+            try:
+                for f in futs:
+                    rel, off, ir = f.result()
                     parts.setdefault(rel, []).append((off, ir))
+            finally:
+                ex.shutdown()
         else:
             for j in jobs:
                 rel, off, ir = _parse_job(j)
@@ -221,11 +242,21 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
                 "(FA4_AUDIT_SITES_MAX_MB); it mentions FlashAttention, so nothing can be said "
                 "about the tree", rel, 0, 0, (), "failure"))
             data[rel] = b""          # analysed as empty; the failure keeps the verdict "error"
-    # the import graph of the whole tree decides what may be skipped
-    index = RC.TreeIndex(data)
-    sums = RC.summaries(index, use_cache)
-    declared = RC.declared_modules(root, fa4_modules)
-    reach = RC.compute(index, sums, declared)
+    wrapper_names = {B.TREE_WRAPPER} | {w for w in wrappers if w}
+    needles = prefilter.seeds(wrappers)
+    parser = _Parser(data, jobs, use_cache, progress)
+    # files that spell FlashAttention are parsed (libcst, worker processes) while the import
+    # graph is built here; files the graph adds are parsed after it
+    spelled = {rel for rel, d in data.items() if d and prefilter.matches(d, needles)}
+    parser.start(spelled)
+    try:
+        # the import graph of the whole tree decides what may be skipped
+        index = RC.TreeIndex(data)
+        sums = RC.summaries(index, use_cache)
+        declared = RC.declared_modules(root, fa4_modules)
+        reach = RC.compute(index, sums, declared)
+    finally:
+        parser.finish()
     B.EXTRA_FA4.update(reach.vendored)
     B.EXTRA_FA4.update(reach.declared)
     vendored_paths = {index.modules[m].path for m in reach.vendored}
@@ -236,11 +267,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     for rel in data:
         name, _ = _modname(rel)
         modnames[name] = rel
-    wrapper_names = {B.TREE_WRAPPER} | {w for w in wrappers if w}
-    needles = prefilter.seeds(wrappers)
-    parser = _Parser(data, jobs, use_cache, progress)
-    selected = {rel for rel, d in data.items() if prefilter.matches(d, needles)}
-    selected |= {index.modules[m].path for m in reach.reaching}
+    selected = spelled | {index.modules[m].path for m in reach.reaching}
     selected -= vendored_paths
     for rel in sorted(selected):
         if len(data[rel]) > cap:   # fail closed fast instead of parsing for minutes
@@ -323,7 +350,13 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
 
     t0 = time.perf_counter()
     V.decide(calls, solver, Text(data), judge)
-    escapes = E.find(solver, index, judge, calls)
+    reaching_names = set(reach.reaching) | set(reach.origins)
+
+    def may_hold(dotted: str) -> bool:
+        return any(dotted == m or dotted.startswith(m + ".") or m.startswith(dotted + ".")
+                   for m in reaching_names) or B.fa_version_of_module(dotted) == "fa4"
+
+    escapes = E.find(solver, index, judge, calls, may_hold)
     t_judge = time.perf_counter() - t0
     report = SitesReport(root=str(root), package_dir=package_dir, files_total=len(files),
                          files_parsed=len(parser.irs), files_skipped=len(files) - len(parser.irs),

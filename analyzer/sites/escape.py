@@ -71,7 +71,128 @@ class _Scopes(ast.NodeVisitor):
         super().generic_visit(node)
 
 
-def find(solver, index, judge, calls) -> list[Escape]:
+def _candidates(solver, mod, info, may_hold=None) -> set[str]:
+    """Identifiers that may hold an FA4 value in this module (an over-approximation): module
+    names whose final value holds one, names any import here binds, parameters the flow layer
+    gives one, and -- to a fixpoint -- names assigned from an expression that mentions one."""
+    import re
+
+    out: set[str] = set()
+    env = solver.env(mod)
+    for name, vals in env.items():
+        try:
+            vs = solver.force(vals)
+        except RecursionError:
+            vs = frozenset()
+        if any((isinstance(v, FAFunc) and v.entry.version == "fa4") or _is_fa4_module(v)
+               for v, _ in vs):
+            out.add(name)
+    tree = info.tree
+    assigns = []
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            src = n.module or "" if isinstance(n, ast.ImportFrom) else ""
+            for a in n.names:
+                full = f"{src}.{a.name}" if src else a.name
+                if may_hold is None or n.__class__ is ast.ImportFrom and n.level \
+                        or may_hold(full) or may_hold(src):
+                    out.add((a.asname or a.name).split(".")[0])
+        elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) \
+                and getattr(n, "value", None) is not None:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            tnames = {x.id for t in targets for x in ast.walk(t) if isinstance(x, ast.Name)}
+            vnames = {x.id for x in ast.walk(n.value) if isinstance(x, ast.Name)}
+            assigns.append((tnames, vnames))
+        elif isinstance(n, (ast.For, ast.comprehension)):
+            tnames = {x.id for x in ast.walk(n.target) if isinstance(x, ast.Name)}
+            vnames = {x.id for x in ast.walk(n.iter) if isinstance(x, ast.Name)}
+            assigns.append((tnames, vnames))
+    for fn in mod.all_fns:
+        if fn.ir is None:
+            continue
+        for pname, _, _ in fn.params:
+            try:
+                vals = solver.lookup(fn, pname, False)
+            except RecursionError:
+                continue
+            if any(isinstance(v, FAFunc) or isinstance(v, ModRef) for v, _ in vals):
+                out.add(pname)
+    changed = True
+    while changed:
+        changed = False
+        for tnames, vnames in assigns:
+            if vnames & out and not tnames <= out:
+                out |= tnames
+                changed = True
+    del re
+    return out
+
+
+def _statements_with(info, names: set[str]):
+    """(statement, scope qualname, class prefix) for every statement -- nested bodies
+    included -- whose own text mentions one of ``names``. Walks statements only."""
+    import re
+
+    if not names:
+        return
+    pat = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+    stack = [(info.tree.body, "<module>", "")]
+    while stack:
+        body, scope, prefix = stack.pop()
+        for st in body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qual = f"{prefix}{st.name}"
+                stack.append((st.body, qual, qual + ".<locals>."))
+                heads = list(st.decorator_list) + [d for d in st.args.defaults
+                                                   + st.args.kw_defaults if d is not None]
+                for h in heads:
+                    if pat.search(ast.unparse(h)):
+                        yield h, scope
+                continue
+            if isinstance(st, ast.ClassDef):
+                stack.append((st.body, scope, f"{prefix}{st.name}."))
+                for h in list(st.decorator_list) + list(st.bases):
+                    if pat.search(ast.unparse(h)):
+                        yield h, scope
+                continue
+            subs = []
+            for attr in ("body", "orelse", "finalbody"):
+                b = getattr(st, attr, None)
+                if isinstance(b, list) and b and isinstance(b[0], ast.stmt):
+                    subs.append(b)
+            for h in getattr(st, "handlers", ()) or ():
+                subs.append(h.body)
+            for c in getattr(st, "cases", ()) or ():
+                subs.append(c.body)
+            if subs:
+                for b in subs:
+                    stack.append((b, scope, prefix))
+                heads = [getattr(st, a) for a in ("test", "iter", "target", "subject")
+                         if getattr(st, a, None) is not None]
+                heads += [i.context_expr for i in getattr(st, "items", ()) or ()]
+                for h in heads:
+                    if pat.search(info.segment(h)):
+                        yield h, scope
+                continue
+            if pat.search(info.segment(st)):
+                yield st, scope
+
+
+class _Local:
+    """parent / scope lookups for the nodes of one statement (what ``_use`` reads)."""
+
+    def __init__(self, root, scope):
+        self.parent = {}
+        self.scope_of = {}
+        for n in ast.walk(root):
+            for c in ast.iter_child_nodes(n):
+                self.parent[c] = n
+            self.scope_of[n] = scope
+
+
+def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
+    """``may_hold(module_or_name)``: False when the import graph proves that what an import
+    binds cannot hold FA4 (the names it binds are then not followed here)."""
     call_at = set()
     for c in calls:
         pos = c["call"][3]
@@ -82,8 +203,6 @@ def find(solver, index, judge, calls) -> list[Escape]:
         if info is None or info.tree is None:
             continue
         mod = solver.mods[path]
-        sc = _Scopes()
-        sc.visit(info.tree)
         cache: dict = {}
 
         def values(qual, name):
@@ -102,31 +221,34 @@ def find(solver, index, judge, calls) -> list[Escape]:
         def fn_of(qual):
             return mod.top if qual == "<module>" else solver.fns.get((path, qual))
 
-        for node in ast.walk(info.tree):
-            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
-                continue
-            qual = sc.scope_of.get(node, "<module>")
-            vals = values(qual, node.id)
-            raw = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
-                   and not judge.normalised(v)]
-            wrapped = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
-                       and judge.normalised(v)]
-            mods = [v for v in vals if _is_fa4_module(v)]
-            if wrapped:
-                p = sc.parent.get(node)
-                if isinstance(p, ast.Attribute) and p.attr == "__wrapped__":
-                    out.append(Escape(path, p.lineno, p.col_offset + 1,
-                                      f"{node.id}.__wrapped__ bypasses the checked wrapper"))
-            if not raw and not mods:
-                continue
-            if mods and not raw:
-                why = _module_use(sc, node, fn_of(qual), solver, call_at, path)
-            else:
-                why = _use(sc, node, fn_of(qual), solver, call_at, path)
-            if why:
-                names = ", ".join(sorted({v.entry.name for v in raw})) or "an FA4 module"
-                out.append(Escape(path, node.lineno, node.col_offset + 1,
-                                  f"{node.id} ({names}) {why}"))
+        names = _candidates(solver, mod, info, may_hold)
+        for stmt, qual in _statements_with(info, names):
+            sc = _Local(stmt, qual)
+            for node in ast.walk(stmt):
+                if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+                        and node.id in names):
+                    continue
+                vals = values(qual, node.id)
+                raw = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
+                       and not judge.normalised(v)]
+                wrapped = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
+                           and judge.normalised(v)]
+                mods = [v for v in vals if _is_fa4_module(v)]
+                if wrapped:
+                    p = sc.parent.get(node)
+                    if isinstance(p, ast.Attribute) and p.attr == "__wrapped__":
+                        out.append(Escape(path, p.lineno, p.col_offset + 1,
+                                          f"{node.id}.__wrapped__ bypasses the checked wrapper"))
+                if not raw and not mods:
+                    continue
+                if mods and not raw:
+                    why = _module_use(sc, node, fn_of(qual), solver, call_at, path)
+                else:
+                    why = _use(sc, node, fn_of(qual), solver, call_at, path)
+                if why:
+                    shown = ", ".join(sorted({v.entry.name for v in raw})) or "an FA4 module"
+                    out.append(Escape(path, node.lineno, node.col_offset + 1,
+                                      f"{node.id} ({shown}) {why}"))
     uniq = {}
     for e in out:
         uniq.setdefault((e.path, e.line, e.col), e)

@@ -35,7 +35,7 @@ from typing import Iterable
 
 from fa4_patch import names as N
 
-SUMMARY_VERSION = 9
+SUMMARY_VERSION = 10
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -98,6 +98,33 @@ class ModuleInfo:
     _tree: ast.Module | None = None
     error: str | None = None
 
+    def calls_at(self) -> dict:
+        """(line, col_offset) -> the Call node there (built once)."""
+        c = self.__dict__.get("_calls")
+        if c is None:
+            c = {}
+            if self.tree is not None:
+                for n in ast.walk(self.tree):
+                    if isinstance(n, ast.Call):
+                        c.setdefault((n.lineno, n.col_offset), n)
+            self._calls = c
+        return c
+
+    def functions(self) -> list:
+        f = self.__dict__.get("_funcs")
+        if f is None:
+            f = [n for n in ast.walk(self.tree) if isinstance(n, (ast.FunctionDef,
+                                                                   ast.AsyncFunctionDef))] \
+                if self.tree is not None else []
+            self._funcs = f
+        return f
+
+    def segment(self, node) -> str:
+        lines = self.__dict__.get("_lines")
+        if lines is None:
+            lines = self._lines = self.source.splitlines()
+        return "\n".join(lines[node.lineno - 1:(node.end_lineno or node.lineno)])
+
     @property
     def tree(self) -> ast.Module | None:
         if self._tree is None and self.error is None:
@@ -146,8 +173,17 @@ class TreeIndex:
         package root (``src/pkg`` holding ``pkg``) by suffix match."""
         if name in self.modules:
             return name
-        hits = [m for m in self.modules if m.endswith("." + name)]
-        return hits[0] if len(hits) == 1 else None
+        memo = self.__dict__.setdefault("_suffix", None)
+        if memo is None:
+            memo = {}
+            for m in self.modules:
+                parts = m.split(".")
+                for i in range(1, len(parts)):
+                    suf = ".".join(parts[i:])
+                    memo[suf] = m if suf not in memo else ""
+            self._suffix = memo
+        hit = memo.get(name)
+        return hit or None
 
 
 # ----------------------------------------------------------------------------- summaries
@@ -314,19 +350,23 @@ def _resolve(name: str, is_pkg: bool, module: str | None, level: int) -> str:
 def _value_refs(node) -> set[str]:
     """Names whose VALUE may flow out of ``node``: every loaded name except one that is only
     called (``f(x)`` hands out f's result, not f) or only compared."""
-    out = set()
-    parent = {}
-    for n in ast.walk(node):
-        for c in ast.iter_child_nodes(n):
-            parent[c] = n
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-            p = parent.get(n)
-            if isinstance(p, ast.Call) and p.func is n:
-                continue
-            if isinstance(p, ast.Compare):
-                continue
-            out.add(n.id)
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, ast.Load):
+                out.add(n.id)
+            continue
+        if isinstance(n, ast.Call):
+            if not isinstance(n.func, ast.Name):
+                stack.append(n.func)
+            stack.extend(n.args)
+            stack.extend(k.value for k in n.keywords)
+            continue
+        if isinstance(n, ast.Compare):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
     return out
 
 
@@ -485,7 +525,7 @@ _VENDOR_RE = re.compile(r"\bdef\s+(flash_attn_func|flash_attn_varlen_func|_flash
                         r"_flash_attn_bwd)\s*\(")
 _EXPR_NEEDLES = ("import_module", "__import__", "sys.modules", "from sys import",
                  "import sys as", "activate_flash_attention_impl", "varlen_attn",
-                 "_flash_attention_", "window_size")
+                 "_flash_attention_")
 
 
 def _scan_imports(text: str, name: str, is_pkg: bool):
@@ -493,6 +533,15 @@ def _scan_imports(text: str, name: str, is_pkg: bool):
     comments included): an over-approximation of the statements ``ast`` would see -- an
     extra edge only makes reach larger, never smaller. Yields (line, col, ref, edge)."""
     text = text.replace("\\\r\n", " ").replace("\\\n", " ")
+    state = [0, 1]          # last position counted, its line (matches come in order)
+
+    def line_of(pos: int) -> int:
+        if pos < state[0]:
+            state[0], state[1] = 0, 1
+        state[1] += text.count("\n", state[0], pos)
+        state[0] = pos
+        return state[1]
+
     masked = set()
     for m in _FROM_RE.finditer(text):
         # the position of this statement's own ``import`` keyword (not counted again below)
@@ -502,7 +551,7 @@ def _scan_imports(text: str, name: str, is_pkg: bool):
         names_txt = m.group(3).strip()
         if names_txt.startswith("("):
             names_txt = names_txt[1:-1] if names_txt.endswith(")") else names_txt[1:]
-        line = text.count("\n", 0, m.start()) + 1
+        line = line_of(m.start())
         names = []
         names_txt = " ".join(l.split("#")[0] for l in names_txt.splitlines())
         for part in names_txt.split(","):
@@ -512,10 +561,11 @@ def _scan_imports(text: str, name: str, is_pkg: bool):
         for n in names:
             ref = ("star", mod) if n == "*" else ("imp", mod, n)
             yield line, 1, ref, ImportEdge(line, 1, mod, tuple(names))
+    state[0], state[1] = 0, 1
     for m in _IMPORT_RE.finditer(text):
         if m.start() in masked:
             continue
-        line = text.count("\n", 0, m.start()) + 1
+        line = line_of(m.start())
         for part in m.group(1).split(","):
             nm = _NAME_RE.match(part)
             if not nm or nm.group(1) == "*":
@@ -537,7 +587,9 @@ def summarize(rel: str, source: str) -> FileSummary:
         s.uses.append((line, col, ref))
         if edge is not None:
             s.imports.append(edge)
-    needs_tree = len(set(_VENDOR_RE.findall(source))) >= 2 or \
+    maybe_vendored = "window_size" in source and "def _flash_attn_fwd" in source or \
+        ("_resolve_causal_local_window" in source and "def flash_attn" in source)
+    needs_tree = (maybe_vendored and len(set(_VENDOR_RE.findall(source))) >= 2) or \
         any(n in source for n in _EXPR_NEEDLES)
     if needs_tree:
         try:
@@ -548,17 +600,24 @@ def summarize(rel: str, source: str) -> FileSummary:
         s.vendored_fa4 = _is_vendored(tree)
         if any(n in source for n in _EXPR_NEEDLES):
             _expressions(s, tree, source)
-        if any(k in source for k in N.WINDOW_KEYS):
-            _blind_calls(s, tree, source)
     return s
 
 
 def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
     """Dynamic imports and torch's FA4 switch: the only parts that need an expression walk."""
+    candidates = [n for n in ast.walk(tree) if isinstance(n, (ast.Call, ast.Subscript))]
+    if not candidates:
+        return
     consts = _string_consts(tree)
-    pv = _Parents()
-    pv.visit(tree)
-    parent = pv.parent
+    parent: dict = {}
+
+    def parents():
+        if not parent:
+            pv = _Parents()
+            pv.visit(tree)
+            parent.update(pv.parent)
+        return parent
+
     import_aliases: dict[str, str] = {}
     for node in _stmt_imports(tree):
         if isinstance(node, ast.Import):
@@ -568,7 +627,7 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
         elif not node.level:
             for a in node.names:
                 import_aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-    for node in ast.walk(tree):
+    for node in candidates:
         if isinstance(node, ast.Call):
             d = _dotted(node.func)
             if not d:
@@ -578,8 +637,9 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
             if d == "__import__" or full == "importlib.import_module":
                 arg = node.args[0] if node.args else None
                 c = _const_str(arg, consts) if arg is not None else None
+                parent = parents()
                 carries, why = _result_use(parent, node, _enclosing_scope(parent, node))
-                text = ast.get_source_segment(source, node) or d
+                text = ast.unparse(node) or d
                 s.dynamic.append(DynamicImport(node.lineno, node.col_offset + 1,
                                                " ".join(text.split())[:80], c, carries, why,
                                                why.startswith("calls")))
@@ -602,8 +662,9 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             if _dotted(node.value) == "sys.modules":
                 c = _const_str(node.slice, consts)
+                parent = parents()
                 carries, why = _result_use(parent, node, _enclosing_scope(parent, node))
-                text = ast.get_source_segment(source, node) or "sys.modules[...]"
+                text = ast.unparse(node) or "sys.modules[...]"
                 s.dynamic.append(DynamicImport(node.lineno, node.col_offset + 1,
                                                " ".join(text.split())[:80], c, carries, why,
                                                why.startswith("calls")))
@@ -693,23 +754,34 @@ def _blind_calls(s: FileSummary, tree: ast.Module, source: str) -> None:
                                   " ".join(ast.unparse(n.func).split())[:60]))
 
 
+_CHAINS: dict = {}
+
+
 def alias_chains(tree: ast.Module, alias: str) -> set[tuple]:
     """Every attribute chain read off the name ``alias`` (``te.pytorch.x`` -> ("pytorch",
-    "x")); ("<bare>",) when the name is used as a value by itself."""
-    out: set[tuple] = set()
-    parent = {}
-    for n in ast.walk(tree):
-        for c in ast.iter_child_nodes(n):
-            parent[c] = n
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and n.id == alias and isinstance(n.ctx, ast.Load):
-            chain = []
-            cur = n
-            while isinstance(parent.get(cur), ast.Attribute) and parent[cur].value is cur:
-                cur = parent[cur]
-                chain.append(cur.attr)
-            out.add(tuple(chain) if chain else ("<bare>",))
-    return out
+    "x")); ("<bare>",) when the name is used as a value by itself. One walk per tree."""
+    key = id(tree)
+    table = _CHAINS.get(key)
+    if table is None or table[0] is not tree:
+        chains: dict[str, set] = {}
+        attr_bases = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Attribute) and id(n) not in attr_bases:
+                attrs = []
+                cur = n
+                while isinstance(cur, ast.Attribute):
+                    attrs.append(cur.attr)
+                    cur = cur.value
+                if isinstance(cur, ast.Name):
+                    chains.setdefault(cur.id, set()).add(tuple(reversed(attrs)))
+        # maximal chains only; a bare use is a Name load that no Attribute takes as its value
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in attr_bases:
+                chains.setdefault(n.id, set()).add(("<bare>",))
+        table = (tree, chains)
+        _CHAINS.clear()
+        _CHAINS[key] = table
+    return set(table[1].get(alias, ()))
 
 
 # ----------------------------------------------------------------------------- cache
@@ -909,7 +981,6 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                     exports[m].add(name)
                     changed = True
     dyn_unknown, dyn_fa4, torch, errors, escaping = [], [], [], [], []
-    blind = [(index.modules[m].path, b) for m, sm in sorted(sums.items()) for b in sm.blind_calls]
     for m, s in sorted(sums.items()):
         path = index.modules[m].path
         if s.error:
@@ -926,6 +997,13 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
     # a module loaded by a computed name that escapes matters only where some call hands a
     # window to a callee nothing resolves: one finding at each such call
     if escaping:
+        blind = []
+        for m, info in sorted(index.modules.items()):
+            if info.error is None and any(k in info.source for k in N.WINDOW_KEYS) \
+                    and info.tree is not None:
+                found = FileSummary(m, info.is_pkg)
+                _blind_calls(found, info.tree, info.source)
+                blind.extend((info.path, b) for b in found.blind_calls)
         where = ", ".join(f"{p}:{d.line}" for p, d in escaping[:3]) + (
             f" and {len(escaping) - 3} more" if len(escaping) > 3 else "")
         for bp, (bl, bcol, bc) in blind:

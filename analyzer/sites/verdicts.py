@@ -86,13 +86,12 @@ class Judge:
         info = self.index.by_path.get(path)
         if info is None or info.tree is None:
             return None, ""
-        best = None
-        for node in ast.walk(info.tree):
-            if isinstance(node, ast.Call) and node.lineno == line and node.args \
-                    and not isinstance(node.args[0], ast.Starred):
-                if node.col_offset == col:
-                    return node, info.name
-                best = best or node
+        calls = info.calls_at()
+        node = calls.get((line, col))
+        if node is not None and node.args and not isinstance(node.args[0], ast.Starred):
+            return node, info.name
+        best = next((n for (ln, _), n in sorted(calls.items(), key=lambda x: x[0])
+                     if ln == line and n.args and not isinstance(n.args[0], ast.Starred)), None)
         return best, info.name
 
     def layer(self, w) -> BH.Layer:
@@ -190,10 +189,11 @@ class Judge:
             return None
         node = next((n for n in info.tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))
                      and n.name == top), None)
-        seg = ast.get_source_segment(info.source, node) if node is not None else None
-        if not seg:
+        if node is None:
             return None
-        body = BH._dedent(seg, node.col_offset)
+        body = BH._dedent(info.segment(node), node.col_offset).strip()
+        if not body:
+            return None
         for (chain, entry), r in self._chain.items():
             for w in chain:
                 lay = self._layers.get(w)
@@ -463,15 +463,13 @@ def _splat_gaps(judge, solver, c) -> list[str]:
     if info is None or info.tree is None:
         return ["the call's source could not be read"]
     line, col = c["call"][3][0], c["call"][3][1]
-    node = next((n for n in ast.walk(info.tree) if isinstance(n, ast.Call)
-                 and n.lineno == line and n.col_offset == col), None)
-    if node is None:
+    node = info.calls_at().get((line, col))
+    if node is None or not any(k.arg is None for k in node.keywords):
         return []
     scope = None
     if fn.ir is not None:
-        for n in ast.walk(info.tree):
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == fn.name \
-                    and n.lineno <= line <= (n.end_lineno or line):
+        for n in info.functions():
+            if n.name == fn.name and n.lineno <= line <= (n.end_lineno or line):
                 scope = n
     out = []
     for k in node.keywords:
@@ -549,8 +547,6 @@ def decide(calls, solver, text, judge: Judge) -> None:
     from analyzer.sites.coverage import window_values
 
     pending = [c for c in calls if c.get("coverage") == "pending"]
-    # every FA4 value any call reaches, in one sandbox batch
-    judge.chains([v for c in pending for v, _ in c["fa4"]])
     enum = _Enumerator(judge, solver, text)
     plans = []
     for c in pending:
@@ -621,11 +617,11 @@ def decide(calls, solver, text, judge: Judge) -> None:
         for p in plan["pairs"] | plan["opairs"]:
             consts |= {x for x in p if isinstance(x, int) and not isinstance(x, bool)}
     if consts - judge.runner.extra_consts:
-        # the chains are re-judged with every bound a call passes in their grid
+        # every bound a call passes is in the chains' grid (judged once, in one batch)
         judge.runner.extra_consts |= consts
         judge._chain.clear()
         judge.runner._chain_cache.clear()
-        judge.chains([v for c in pending for v, _ in c["fa4"]])
+    judge.chains([v for c in pending for v, _ in c["fa4"]])
     for c, plan in zip(pending, plans):
         good = [p for p in plan["pairs"] if all(
             x is None or (isinstance(x, int) and not isinstance(x, bool)) for x in p)]
