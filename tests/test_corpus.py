@@ -100,3 +100,22 @@ def test_reports_are_deterministic(verdicts, tmp_path):
         a.pop("timings"), b.pop("timings")
         assert a == b, name
         assert render(first, "sarif") == render(second, "sarif")
+
+
+def test_cached_report_is_the_uncached_one(tmp_path, monkeypatch):
+    """The whole-report cache (keyed by the tree's bytes, the options and the tool's code) gives
+    exactly what a fresh analysis gives, and a changed file is never served from it."""
+    monkeypatch.setenv("FA4_AUDIT_CACHE", str(tmp_path / "cache"))
+    root = materialise(BY_NAME["kwargs_by_helper"], tmp_path / "tree")
+    fresh = audit_tree(root, jobs=1, use_cache=False).to_json()
+    first = audit_tree(root, jobs=1).to_json()
+    again = audit_tree(root, jobs=1)
+    assert again.timings.get("cached") is True
+    for d in (fresh, first):
+        d.pop("timings")
+    second = again.to_json()
+    second.pop("timings")
+    assert fresh == first == second
+    (root / "attn.py").write_text((root / "attn.py").read_text().replace("= -1", "= None"))
+    changed = audit_tree(root, jobs=1)
+    assert not changed.timings.get("cached") and changed.verdict != again.verdict

@@ -231,6 +231,21 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
                                     f"cannot read {rel}: {exc.strerror or exc}; it may call "
                                     "FlashAttention", rel, 0, 0, (), "failure"))
     t_read = time.perf_counter() - t_start
+    rkey = None
+    if use_cache and not failures:
+        # an identical tree judged by identical code and options: the same report
+        opts = {"package_dir": package_dir, "fa4_modules": sorted(fa4_modules),
+                "resolvers": [(r.label, r.variant) for r in (resolvers or P.default_resolvers())],
+                "params": fa4_params, "max": _max_bytes(),
+                "pyproject": (root / "pyproject.toml").read_text()
+                if (root / "pyproject.toml").is_file() else ""}
+        rkey = C.report_key(data, opts)
+        hit = C.load_report(rkey)
+        if isinstance(hit, SitesReport):
+            hit.root = str(root)
+            hit.timings = {"read_s": round(t_read, 4), "cached": True,
+                           "total_s": round(time.perf_counter() - t_start, 4)}
+            return hit
     # fail closed fast: a file over the parse cap that mentions FlashAttention, a window key
     # or a dynamic import cannot be analysed in reasonable time -- an error, never skipped
     cap = _max_bytes()
@@ -371,6 +386,8 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
                               or any("fa4" in b.versions for b in report.bindings)
                               or any(f.level in ("error", "unknown") for f in report.findings))
     _USES.clear()
+    if rkey is not None and report.verdict != "error":
+        C.store_report(rkey, report)
     report.timings = {"read_s": round(t_read, 4), "reach_s": round(t_reach, 4),
                       "parse_s": round(parser.parse_s, 4),
                       "solve_s": round(t_solve, 4), "judge_s": round(t_judge, 4),

@@ -46,3 +46,60 @@ def store(k: str, ir: ModuleIR) -> None:
         os.replace(tmp, d / f"{k}.pkl")
     except OSError:
         pass  # a cache that cannot be written only costs time
+
+
+# ----------------------------------------------------------------------------- whole reports
+
+_TOOL_DIGEST: str | None = None
+
+
+def tool_digest() -> str:
+    """Every byte of the code that decides a report (this package, fa4_patch, transcriptions):
+    a changed analysis never reads a report made by the old one."""
+    global _TOOL_DIGEST
+    if _TOOL_DIGEST is None:
+        here = Path(__file__).resolve().parents[2]
+        h = hashlib.sha256()
+        for pkg in ("analyzer/sites", "analyzer/equivalence", "fa4_patch", "transcriptions"):
+            for f in sorted((here / pkg).rglob("*.py")):
+                h.update(f.relative_to(here).as_posix().encode() + b"\0" + f.read_bytes())
+        for f in ("analyzer/model.py", "analyzer/sandbox.py"):
+            p = here / f
+            if p.exists():
+                h.update(p.read_bytes())
+        _TOOL_DIGEST = h.hexdigest()
+    return _TOOL_DIGEST
+
+
+def report_key(data: dict, options: dict) -> str:
+    """Content key of a whole call-site report: the tree's bytes (paths included), the options
+    (releases judged, declared modules, signatures) and the tool's own code."""
+    import json
+
+    h = hashlib.sha256(f"fa4-audit-sites-report/{__version__}\0{tool_digest()}\0".encode())
+    for rel in sorted(data):
+        h.update(rel.encode() + b"\0" + hashlib.sha256(data[rel]).digest())
+    h.update(json.dumps(options, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def load_report(k: str):
+    p = cache_root() / "reports" / f"{k}.pkl"
+    try:
+        with open(p, "rb") as fh:
+            return pickle.load(fh)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError,
+            ImportError, IndexError):
+        return None
+
+
+def store_report(k: str, report) -> None:
+    d = cache_root() / "reports"
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(report, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, d / f"{k}.pkl")
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+        pass
