@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # real types for the annotations; importing them here would b
     from analyzer.equivalence.model import EquivalenceTable
     from analyzer.sites.model import SitesReport
     from analyzer.sources import Source
+    from analyzer.upgrade.model import UpgradeReport
 
 # safe     -- every FA4-reaching call is proved right on every audited release;
 # unsafe   -- some call is broken: an emitted pair, a path and a release give a wrong band;
@@ -112,6 +113,7 @@ class AuditReport:
     command: str                         # the command that reproduces this audit
     breaking_fa4: list[str] = field(default_factory=list)  # FA4 labels that break TE's pairs
     gpu: dict | None = None              # a saved `fa4-audit verify-gpu` result
+    upgrade: UpgradeReport | None = None  # `--upgrade`: version gates, CI blind spots, API drift
 
     @property
     def exit_code(self) -> int:
@@ -134,4 +136,5 @@ class AuditReport:
             "sites": self.sites.to_json() if self.sites is not None else None,
             "codemod": self.codemod.to_json() if self.codemod is not None else None,
             "gpu": self.gpu,
+            "upgrade": self.upgrade.to_json() if self.upgrade is not None else None,
         }

@@ -17,9 +17,13 @@ the resolver equivalence table and its claims, the call-site coverage pass, and 
 the fa4_patch codemod. Writes DIR/audit.md (paste into a pull request), DIR/audit.json
 (versioned, see README) and DIR/audit.sarif, and prints a one-line verdict.
 
-verdict: unsafe when a claim fails, or when an FA4-reaching call is uncovered while an audited
-FA4 release breaks a pair TE emits; --strict also fails latent findings (no audited release
-breaks yet). exit: 0 safe, 1 unsafe, 2 could not analyse.
+verdict: unsafe when a claim fails, or when an FA4-reaching call is broken on an audited release
+(a pair it can pass gets a wrong band, after whatever wrapper stands in between); unknown when
+nothing is broken but some call could not be proved; no-fa4 when the tree never reaches FA4;
+safe when every FA4-reaching call is proved on every audited release. --strict also fails the
+call-site notes (an FA4 binding exported without a checked normaliser). --upgrade adds the
+upgrade hazards of `fa4-audit upgrade` (version gates, CI blind spots, API drift).
+exit: 0 safe or no-fa4, 1 unsafe or unknown, 2 could not analyse.
 
 examples:
   fa4-audit audit --te 2.20.2 --fa4 4.0.0b11 --fa4 newest --out audit-out
@@ -32,9 +36,14 @@ def add_arguments(p):
     p.add_argument("--fa4", action="append", required=True, metavar="SPEC",
                    help="flash-attn-4 SPEC (repeatable)")
     p.add_argument("--out", default="audit-out", metavar="DIR", help="report folder (default: audit-out)")
-    p.add_argument("--strict", action="store_true", help="latent call-site findings are unsafe too")
+    p.add_argument("--strict", action="store_true",
+                   help="call-site notes (FA4 bindings exported without a checked normaliser) "
+                        "are unsafe too")
+    p.add_argument("--upgrade", action="store_true",
+                   help="also report upgrade hazards: version gates, CI blind spots, API drift "
+                        "(reads every flash-attn-4 release: slower on a cold cache)")
     p.add_argument("--wrapper", action="append", default=[], metavar="NAME",
-                   help="also recognise this wrapper name as a normaliser (checked in the sandbox)")
+                   help="accepted for compatibility and ignored: wrappers are judged by behaviour")
     p.add_argument("--gpu-results", metavar="FILE",
                    help="add a saved `fa4-audit verify-gpu` result (JSON) to the report")
     p.add_argument("--simulate", action="store_true",
@@ -62,14 +71,15 @@ def run(args, stdout, stderr) -> int:
     te, fa4 = resolve_inputs(args.te, args.fa4, progress)
     command = reproduce_command(args.te, args.fa4, args.strict, args.wrapper)
     key = audit_key(te, fa4, {"strict": args.strict, "wrappers": args.wrapper, "gpu": gpu,
-                              "simulate": args.simulate, "command": command})
+                              "simulate": args.simulate, "command": command,
+                              "upgrade": args.upgrade})
     hit = None if args.no_cache else cached_reports(key)
     if hit is not None:
         files, verdict, line = hit["files"], hit["verdict"], hit["one_line"]
     else:
         report = run_audit(args.te, args.fa4, strict=args.strict, wrappers=args.wrapper,
                            progress=progress, te_source=te, fa4_sources=fa4, command=command,
-                           simulate=args.simulate)
+                           simulate=args.simulate, upgrade=args.upgrade)
         report.gpu = gpu
         files, verdict, line = render_all(report), report.verdict, one_line(report)
         store_reports(key, files, verdict, line)
