@@ -110,7 +110,7 @@ def test_cached_report_is_the_uncached_one(tmp_path, monkeypatch):
     fresh = audit_tree(root, jobs=1, use_cache=False).to_json()
     first = audit_tree(root, jobs=1).to_json()
     again = audit_tree(root, jobs=1)
-    assert again.timings.get("cached") is True
+    assert again.from_cache
     for d in (fresh, first):
         d.pop("timings")
     second = again.to_json()
@@ -118,4 +118,4 @@ def test_cached_report_is_the_uncached_one(tmp_path, monkeypatch):
     assert fresh == first == second
     (root / "attn.py").write_text((root / "attn.py").read_text().replace("= -1", "= None"))
     changed = audit_tree(root, jobs=1)
-    assert not changed.timings.get("cached") and changed.verdict != again.verdict
+    assert not changed.from_cache and changed.verdict != again.verdict

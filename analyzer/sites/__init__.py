@@ -243,7 +243,10 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
         hit = C.load_report(rkey)
         if isinstance(hit, SitesReport):
             hit.root = str(root)
-            hit.timings = {"read_s": round(t_read, 4), "cached": True,
+            hit.from_cache = True
+            # the same keys as a fresh run (nothing was reached, parsed, solved or judged)
+            hit.timings = {"read_s": round(t_read, 4), "reach_s": 0.0, "parse_s": 0.0,
+                           "solve_s": 0.0, "judge_s": 0.0,
                            "total_s": round(time.perf_counter() - t_start, 4)}
             return hit
     # fail closed fast: a file over the parse cap that mentions FlashAttention, a window key

@@ -152,6 +152,7 @@ class SitesReport:
     releases: list = field(default_factory=list)    # labels of the audited FA4 releases
     reach: dict = field(default_factory=dict)       # the import graph's answer (origins, files)
     reaches_fa4: bool = True
+    from_cache: bool = False                        # served by the whole-report cache (not in JSON)
 
     @property
     def verdict(self) -> Verdict:
