@@ -366,13 +366,18 @@ class _Tree:
         self._defs: dict[Path, list] = {}
         self._by_rel: dict[str, Path] | None = None
 
-    def text(self, p: Path) -> str:
-        if p not in self._text:
-            try:
-                self._text[p] = p.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise AuditError(f"{self.rel(p)}: cannot read ({exc})") from None
-        return self._text[p]
+    def text(self, p: Path, keep: bool = True) -> str:
+        """The file's text; ``keep=False`` does not hold it in memory (a prefilter over a
+        whole tree must not keep every file)."""
+        if p in self._text:
+            return self._text[p]
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AuditError(f"{self.rel(p)}: cannot read ({exc})") from None
+        if keep:
+            self._text[p] = text
+        return text
 
     def parsed(self, p: Path) -> _File:
         if p not in self._parsed:
@@ -412,9 +417,10 @@ class _Tree:
         out = []
         needle = re.compile(rf"\bdef\s+{re.escape(name)}\b")
         for p in self.files:
-            text = self.text(p)
+            text = self.text(p, keep=False)
             if f"def {name}" not in text or not needle.search(text):
                 continue
+            self._text.setdefault(p, text)
             for node, outer, in_class in self.all_defs(p):
                 if node.name == name:
                     out.append(self.make_def(p, node, outer, in_class))
@@ -1237,10 +1243,13 @@ def extract_te(root: Path, *, use_cache: bool = True) -> Extracted:
     """TE's ``check_set_window_size`` in the tree at ``root`` (the folder holding
     ``transformer_engine/``)."""
     tree = _Tree(Path(root), "transformer_engine")
-    cands = [p for p in tree.files if "check_set_window_size" in tree.text(p)]
     h = hashlib.sha256(f"schema{SCHEMA}".encode())
-    for p in cands:
-        h.update(tree.rel(p).encode() + b"\0" + tree.text(p).encode())
+    cands = []
+    for p in tree.files:
+        text = tree.text(p, keep=False)
+        if "check_set_window_size" in text:
+            cands.append(p)
+            h.update(tree.rel(p).encode() + b"\0" + text.encode())
     digest = h.hexdigest()
     if use_cache:
         hit = _load_cached("te", digest)
@@ -1248,16 +1257,37 @@ def extract_te(root: Path, *, use_cache: bool = True) -> Extracted:
             return hit[0]
     tree.files = cands
     tree._by_rel = None
-    defs = tree.defs("check_set_window_size")
+    # One file at a time, keeping only the first defining file's syntax tree: a tree with many
+    # copies of TE (vendored, or the benchmark's 8x) must not hold every parse in memory.
+    # Identical files are fingerprinted once.
+    name = "check_set_window_size"
+    needle = re.compile(rf"\bdef\s+{name}\b")
+    defs: list[_Def] = []
+    where: list[str] = []
+    prints: set[str] = set()
+    by_text: dict[str, list[tuple[str, int]]] = {}
+    for p in cands:
+        text = tree.text(p)
+        if not needle.search(text):
+            continue
+        key = hashlib.sha256(text.encode()).hexdigest()
+        if key not in by_text:
+            here = [tree.make_def(p, n, o, c) for n, o, c in tree.all_defs(p) if n.name == name]
+            by_text[key] = [(fingerprint(_plain_def(tree, d)), d.line) for d in here]
+            if not defs:
+                defs = here
+            else:
+                tree._parsed.pop(p, None)
+                tree._defs.pop(p, None)
+        for fp_, line in by_text[key]:
+            prints.add(fp_)
+            where.append(f"{tree.rel(p)}:{line}")
     if not defs:
         raise AuditError(f"{root}: no def check_set_window_size under transformer_engine/",
                          hint="TE releases before 1.x or a tree without the PyTorch part?")
-    prints = {}
-    for d in defs:
-        prints.setdefault(fingerprint(_plain_def(tree, d)), d)
     if len(prints) > 1:
-        where = ", ".join(f"{d.path}:{d.line}" for d in defs)
-        raise AuditError(f"check_set_window_size has {len(prints)} different definitions ({where})")
+        raise AuditError(f"check_set_window_size has {len(prints)} different definitions "
+                         f"({', '.join(where)})")
     d = defs[0]
     decos = _check_decorators(d)
     _bound_template(d.path, d.line, d.node, TE_POSITIONAL, (),
