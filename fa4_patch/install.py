@@ -32,7 +32,7 @@ __all__ = ["ENTRY_POINTS", "FA4_MODULES", "TE_BACKENDS", "InstallReport", "insta
 
 #: FA4's four entry points that take a window (DESIGN §5): the public pair calls the private
 #: pair directly, so all four need the wrapper.
-ENTRY_POINTS = ("flash_attn_func", "flash_attn_varlen_func", "_flash_attn_fwd", "_flash_attn_bwd")
+from fa4_patch.names import ENTRY_POINTS  # noqa: E402  (the one vocabulary)
 FA4_MODULES = ("flash_attn.cute.interface", "flash_attn.cute")
 TE_BACKENDS = "transformer_engine.pytorch.attention.dot_product_attention.backends"
 

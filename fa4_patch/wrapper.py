@@ -35,7 +35,7 @@ __all__ = ["MARKER", "wrap", "is_wrapped", "window_positions"]
 #: same one), so either recognises the other and ``functools.wraps`` layers keep showing it.
 MARKER = "_fa4_audit_wrapped"
 
-_WINDOW_NAMES = ("window_size", "window_size_left", "window_size_right")
+from fa4_patch.names import WINDOW_KEYS as _WINDOW_NAMES  # noqa: E402  (the one vocabulary)
 
 
 def is_wrapped(fn) -> bool:

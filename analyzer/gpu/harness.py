@@ -257,7 +257,7 @@ def call_entry(entry: str, fns: dict, q, k, v, dout, causal: bool, window, softm
     raise ValueError(f"unknown entry point {entry!r}")
 
 
-FA4_NAMES = ("flash_attn_func", "flash_attn_varlen_func", "_flash_attn_fwd", "_flash_attn_bwd")
+from fa4_patch.names import ENTRY_POINTS as FA4_NAMES  # noqa: E402  (the one vocabulary)
 
 
 def load_fa4() -> dict:
