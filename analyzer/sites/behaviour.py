@@ -457,23 +457,9 @@ def free_names(node: ast.AST) -> set[str]:
 def module_statements(tree: ast.Module) -> list[ast.stmt]:
     """Top-level statements, with the bodies of top-level if/try flattened in (a binding made
     on any branch counts)."""
-    out = []
+    from analyzer.sites.astutil import flat_statements
 
-    def walk(body):
-        for st in body:
-            if isinstance(st, ast.If):
-                walk(st.body)
-                walk(st.orelse)
-            elif isinstance(st, ast.Try):
-                walk(st.body)
-                for h in st.handlers:
-                    walk(h.body)
-                walk(st.orelse)
-                walk(st.finalbody)
-            else:
-                out.append(st)
-    walk(tree.body)
-    return out
+    return flat_statements(tree.body)
 
 
 def extract(index, modname: str, roots: Iterable[str], depth: int = 0,

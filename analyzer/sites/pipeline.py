@@ -25,6 +25,17 @@ from analyzer.sites.records import _reach_findings, _reach_json, _records, _USES
 MAX_ROUNDS = 12
 
 
+def _over_cap(rel: str, data: dict, cap: int, failures: list) -> None:
+    """Fail closed fast: a file over the parse cap that may reach FA4 is an error (analysed as
+    empty, so nothing else times out on it), never skipped."""
+    failures.append(Finding(
+        R.UNPARSEABLE.code, R.UNPARSEABLE.name,
+        f"{rel} is {len(data[rel]) / 1e6:.1f} MB, over the {cap / 1e6:.1f} MB parse cap "
+        "(FA4_AUDIT_SITES_MAX_MB); it mentions FlashAttention, so nothing can be said "
+        "about the tree", rel, 0, 0, (), "failure"))
+    data[rel] = b""
+
+
 def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence[str] = (),
                jobs: int | None = None, use_cache: bool = True, progress=None,
                fa4_modules: Sequence[str] = (), resolvers=None, fa4_params=None) -> SitesReport:
@@ -94,12 +105,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     cap = _max_bytes()
     for rel in sorted(data):
         if len(data[rel]) > cap and prefilter.mentions_fa(data[rel]):
-            failures.append(Finding(
-                R.UNPARSEABLE.code, R.UNPARSEABLE.name,
-                f"{rel} is {len(data[rel]) / 1e6:.1f} MB, over the {cap / 1e6:.1f} MB parse cap "
-                "(FA4_AUDIT_SITES_MAX_MB); it mentions FlashAttention, so nothing can be said "
-                "about the tree", rel, 0, 0, (), "failure"))
-            data[rel] = b""          # analysed as empty; the failure keeps the verdict "error"
+            _over_cap(rel, data, cap, failures)
     wrapper_names = {B.TREE_WRAPPER} | {w for w in wrappers if w}
     needles = prefilter.seeds(wrappers)
     parser = _Parser(data, jobs, use_cache, progress)
@@ -129,12 +135,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     selected -= vendored_paths
     for rel in sorted(selected):
         if len(data[rel]) > cap:   # fail closed fast instead of parsing for minutes
-            failures.append(Finding(
-                R.UNPARSEABLE.code, R.UNPARSEABLE.name,
-                f"{rel} is {len(data[rel]) / 1e6:.1f} MB, over the {cap / 1e6:.1f} MB parse cap "
-                "(FA4_AUDIT_SITES_MAX_MB); it mentions FlashAttention, so nothing can be said "
-                "about the tree", rel, 0, 0, (), "failure"))
-            data[rel] = b""          # analysed as empty; the failure keeps the verdict "error"
+            _over_cap(rel, data, cap, failures)
     parser.parse(selected)
 
     mods: dict[str, Mod] = {}

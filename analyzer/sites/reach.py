@@ -29,6 +29,8 @@ import hashlib
 import os
 import pickle
 import re
+
+from analyzer.sites.astutil import flat_statements
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -429,20 +431,8 @@ def _bindings(tree: ast.Module, name: str, is_pkg: bool) -> dict:
         out.setdefault(n, set()).update(refs)
 
     def walk(body):
-        for st in body:
-            if isinstance(st, ast.If):
-                walk(st.body)
-                walk(st.orelse)
-            elif isinstance(st, ast.Try):
-                walk(st.body)
-                for h in st.handlers:
-                    walk(h.body)
-                walk(st.orelse)
-                walk(st.finalbody)
-            elif isinstance(st, (ast.With, ast.For, ast.While)):
-                walk(st.body)
-                walk(getattr(st, "orelse", []))
-            elif isinstance(st, ast.Import):
+        for st in flat_statements(body, loops=True):
+            if isinstance(st, ast.Import):
                 for a in st.names:
                     if a.asname:
                         add(a.asname, {("mod", a.name, a.asname)})
