@@ -223,6 +223,11 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
 
         names = _candidates(solver, mod, info, may_hold)
         for stmt, qual in _statements_with(info, names):
+            owner = fn_of(qual)
+            # the wrapper's own code was run in the sandbox as a whole: the FA4 function it
+            # keeps on itself (self.fn = fn) is what the checked chain calls
+            in_wrapper = owner is not None and owner.ir is not None and \
+                judge.inside_proved_wrapper(owner) is not None
             sc = _Local(stmt, qual)
             for node in ast.walk(stmt):
                 if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
@@ -245,6 +250,8 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
                     why = _module_use(sc, node, fn_of(qual), solver, call_at, path)
                 else:
                     why = _use(sc, node, fn_of(qual), solver, call_at, path)
+                if why and in_wrapper and why.startswith("is stored in self."):
+                    why = ""
                 if why:
                     shown = ", ".join(sorted({v.entry.name for v in raw})) or "an FA4 module"
                     out.append(Escape(path, node.lineno, node.col_offset + 1,
