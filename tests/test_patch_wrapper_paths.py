@@ -63,7 +63,7 @@ def _forms(fn):
             out.append((filler + (w, "<after>"), {}))
         out.append((tuple(req), {"causal": True}))
     else:
-        li, ri = pos["window_size_left"], pos["window_size_right"]
+        li = pos["window_size_left"]
         for a, b in itertools.product(SIDES, SIDES):
             out.append((tuple(req), {"causal": True, "window_size_left": a, "window_size_right": b}))
             filler = tuple(req) + tuple(f"<{p}>" for p in params[len(req):li])
