@@ -239,10 +239,14 @@ def test_report_is_typed_and_importable_from_both_places():
     import analyzer.model
 
     assert analyzer.audit.AuditReport is analyzer.model.AuditReport
+    from analyzer.upgrade.model import UpgradeReport
+
     hints = typing.get_type_hints(AuditReport, {**vars(analyzer.model), "EquivalenceTable": EquivalenceTable,
-                                                "SitesReport": SitesReport, "Source": Source})
+                                                "SitesReport": SitesReport, "Source": Source,
+                                                "UpgradeReport": UpgradeReport})
     assert hints["table"] == typing.Optional[EquivalenceTable]
     assert hints["sites"] == typing.Optional[SitesReport]
+    assert hints["upgrade"] == typing.Optional[UpgradeReport]
     assert _report().exit_code == 1
 
 
