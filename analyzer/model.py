@@ -136,5 +136,5 @@ class AuditReport:
             "sites": self.sites.to_json() if self.sites is not None else None,
             "codemod": self.codemod.to_json() if self.codemod is not None else None,
             "gpu": self.gpu,
-            "upgrade": self.upgrade.to_json() if self.upgrade is not None else None,
+            # "upgrade" is added by audit_report only when --upgrade ran (output unchanged otherwise)
         }
