@@ -542,6 +542,14 @@ class Solver:
     # -- modules -----------------------------------------------------------------------
     def resolve_module(self, mod: Mod, module: str, level: int) -> str:
         if level == 0:
+            if module in self.modnames:
+                return module
+            # a tree audited from above its package roots: the root the importer lives under
+            parts = mod.name.split(".")
+            for i in range(len(parts) - 1, 0, -1):
+                cand = ".".join(parts[:i]) + "." + module
+                if cand in self.modnames or any(n.startswith(cand + ".") for n in ()):
+                    return cand
             return module
         base = mod.name.split(".") if mod.is_pkg else mod.name.split(".")[:-1]
         if level > 1:

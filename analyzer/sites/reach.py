@@ -29,6 +29,7 @@ import hashlib
 import os
 import pickle
 import re
+from collections import OrderedDict
 
 from analyzer.sites.astutil import flat_statements
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from typing import Iterable
 
 from fa4_patch import names as N
 
-SUMMARY_VERSION = 10
+SUMMARY_VERSION = 11
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -134,7 +135,24 @@ class ModuleInfo:
                 self._tree = ast.parse(self.source)
             except (SyntaxError, ValueError) as exc:
                 self.error = f"does not parse: {exc}"
+            else:
+                _LIVE_TREES[id(self)] = self
+                while len(_LIVE_TREES) > 1 and \
+                        sum(len(m.source) for m in _LIVE_TREES.values()) > MAX_LIVE_SOURCE:
+                    # memory stays flat on big trees: the oldest syntax tree (and what points
+                    # into it) is dropped and parsed again if it is needed again
+                    _, old = _LIVE_TREES.popitem(last=False)
+                    old._tree = None
+                    old.__dict__.pop("_calls", None)
+                    old.__dict__.pop("_funcs", None)
+        else:
+            if id(self) in _LIVE_TREES:
+                _LIVE_TREES.move_to_end(id(self))
         return self._tree
+
+
+MAX_LIVE_SOURCE = 2_000_000      # characters of source whose syntax trees stay in memory
+_LIVE_TREES: "OrderedDict[int, ModuleInfo]" = OrderedDict()
 
 
 def modname(rel: str) -> tuple[str, bool]:
@@ -483,6 +501,10 @@ def _bindings(tree: ast.Module, name: str, is_pkg: bool) -> dict:
     return {k: frozenset(v) for k, v in out.items()}
 
 
+# what a dynamic import or torch's FA4 switch looks like in text (any spelling the expression
+# walk below recognises matches this: an over-approximation, checked before parsing)
+_DYNAMIC_RE = re.compile(r"import_module|__import__|\bmodules\b|activate_flash_attention_impl"
+                         r"|varlen_attn\s*\(|_flash_attention_(?:forward|backward)")
 _EXPR_NEEDLES = ("import_module", "__import__", "modules", "activate_flash_attention_impl",
                  "window_size")
 
@@ -513,6 +535,10 @@ _IMPORT_RE = re.compile(r"\bimport[ \t]+([^\n;#()]*)")
 _NAME_RE = re.compile(r"^\s*([A-Za-z_][\w.]*|\*)\s*(?:\bas\s+([A-Za-z_]\w*))?\s*$")
 _VENDOR_RE = re.compile(r"\bdef\s+(flash_attn_func|flash_attn_varlen_func|_flash_attn_fwd|"
                         r"_flash_attn_bwd)\s*\(")
+# what a dynamic import or torch's FA4 switch looks like in text (any spelling the expression
+# walk below recognises matches this: an over-approximation, checked before parsing)
+_DYNAMIC_RE = re.compile(r"import_module|__import__|\bmodules\b|activate_flash_attention_impl"
+                         r"|varlen_attn\s*\(|_flash_attention_(?:forward|backward)")
 _EXPR_NEEDLES = ("import_module", "__import__", "sys.modules", "from sys import",
                  "import sys as", "activate_flash_attention_impl", "varlen_attn",
                  "_flash_attention_")
@@ -579,8 +605,8 @@ def summarize(rel: str, source: str) -> FileSummary:
             s.imports.append(edge)
     maybe_vendored = "window_size" in source and "def _flash_attn_fwd" in source or \
         ("_resolve_causal_local_window" in source and "def flash_attn" in source)
-    needs_tree = (maybe_vendored and len(set(_VENDOR_RE.findall(source))) >= 2) or \
-        any(n in source for n in _EXPR_NEEDLES)
+    dynamic = any(n in source for n in _EXPR_NEEDLES) and _DYNAMIC_RE.search(source)
+    needs_tree = (maybe_vendored and len(set(_VENDOR_RE.findall(source))) >= 2) or dynamic
     if needs_tree:
         try:
             tree = ast.parse(source)
@@ -588,7 +614,7 @@ def summarize(rel: str, source: str) -> FileSummary:
             s.error = f"does not parse: {exc}"
             return s
         s.vendored_fa4 = _is_vendored(tree)
-        if any(n in source for n in _EXPR_NEEDLES):
+        if dynamic:
             _expressions(s, tree, source)
     return s
 
@@ -856,8 +882,19 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
     bind_cache: dict[str, dict] = {}
     chain_cache: dict[tuple, set] = {}
 
+    importer = [""]     # the module whose import is being resolved (set by ref_fa4)
+
     def tree(mod: str) -> str | None:
-        return mod if mod in index.modules else index.tree_module(mod)
+        if mod in index.modules:
+            return mod
+        # an absolute import inside a tree audited from above its package roots (``src/``,
+        # several checkouts side by side): the root the importer lives under, as Python would
+        parts = importer[0].split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            cand = ".".join(parts[:i]) + "." + mod
+            if cand in index.modules:
+                return cand
+        return index.tree_module(mod)
 
     def module_has_fa4(mod: str) -> bool:
         if is_origin(mod):
@@ -890,6 +927,7 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
         return module_has_fa4(cur)
 
     def ref_fa4(ref, m: str) -> str | None:
+        importer[0] = m
         kind = ref[0]
         if kind == "imp":
             mod, attr = ref[1], ref[2]

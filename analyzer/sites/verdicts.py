@@ -178,6 +178,13 @@ class Judge:
         return self.runner.verify_chains([((layer,), raw[0].entry.name, tuple(params), req)])[0]
 
     def inside_proved_wrapper(self, fn) -> str | None:
+        key = (fn.key if fn is not None else None, len(self._chain))
+        memo = self.__dict__.setdefault("_inside_memo", {})
+        if key not in memo:
+            memo[key] = self._inside_proved_wrapper(fn)
+        return memo[key]
+
+    def _inside_proved_wrapper(self, fn) -> str | None:
         """``fn`` (or a function it is nested in) is the code of a wrapping layer whose chain
         was proved: its FA4 call is the wrapper's own forwarding call, already run and checked
         in the sandbox."""
@@ -449,6 +456,7 @@ class _Enumerator:
         self.results.update(zip(keys, res))
 
 
+_PARENTS: dict = {}
 _DICT_METHODS_FOLLOWED = {"get", "items", "keys", "values", "copy", "update", "setdefault", "pop"}
 
 
@@ -483,10 +491,16 @@ def _splat_gaps(judge, solver, c) -> list[str]:
         if not isinstance(v, ast.Name) or scope is None:
             continue
         name = v.id
-        parent = {}
-        for n in ast.walk(scope):
-            for ch in ast.iter_child_nodes(n):
-                parent[ch] = n
+        parent = _PARENTS.get(id(scope))
+        if parent is None or parent[0] is not scope:
+            pm = {}
+            for n in ast.walk(scope):
+                for ch in ast.iter_child_nodes(n):
+                    pm[ch] = n
+            parent = (scope, pm)
+            _PARENTS.clear()
+            _PARENTS[id(scope)] = parent
+        parent = parent[1]
         for n in ast.walk(scope):
             if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
                 continue
