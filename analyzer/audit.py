@@ -165,17 +165,18 @@ def decide(table, sites, *, strict: bool, errors: list[str]) -> tuple[Verdict, l
         unsafe = True
         rel = sorted({v.release for c in broken for v in c.verdicts if v.status == "broken"})
         first = next(v for v in broken[0].verdicts if v.status == "broken")
-        reasons.append(f"{len(broken)} FA4 call(s) broken on {', '.join(rel)}: "
-                       f"{broken[0].path}:{broken[0].line} {first.witness}")
+        what = first.pairs[0] if first.pairs else first.witness
+        reasons.append(f"{len(broken)} FA4 call(s) broken on {', '.join(rel)}, e.g. "
+                       f"{broken[0].path}:{broken[0].line}: {what}")
     if bad_wrappers:
         unsafe = True
         reasons.append(f"{len(bad_wrappers)} wrapper(s) around FA4 wrong in a form the tree's "
                        f"calls use: {bad_wrappers[0].message}")
     if unknown or other_unknown:
+        where = (f"{unknown[0].path}:{unknown[0].line}" if unknown else
+                 f"{other_unknown[0].path}:{other_unknown[0].line}")
         reasons.append(f"{len(unknown)} FA4 call(s) and {len(other_unknown)} other place(s) "
-                       "could not be proved (unknown is never safe)"
-                       + (f": {unknown[0].path}:{unknown[0].line} {unknown[0].coverage_reason}"
-                          if unknown else f": {other_unknown[0].message}"))
+                       f"could not be proved (unknown is never safe), e.g. {where}")
     notes = [f for f in sites.findings if f.level == "note"]
     if strict and notes:
         unsafe = True
