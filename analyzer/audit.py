@@ -173,8 +173,13 @@ def decide(table, sites, *, strict: bool, errors: list[str]) -> tuple[Verdict, l
         reasons.append(f"{len(bad_wrappers)} wrapper(s) around FA4 wrong in a form the tree's "
                        f"calls use: {bad_wrappers[0].message}")
     if unknown or other_unknown:
-        where = (f"{unknown[0].path}:{unknown[0].line}" if unknown else
-                 f"{other_unknown[0].path}:{other_unknown[0].line}")
+        if unknown:
+            wit = next((v.witness for v in unknown[0].verdicts if v.status == "unknown"), "")
+            wit = wit.split(": ", 1)[-1]
+            wit = wit if len(wit) <= 100 else wit[:97] + "..."
+            where = f"{unknown[0].path}:{unknown[0].line} ({wit})"
+        else:
+            where = f"{other_unknown[0].path}:{other_unknown[0].line}"
         reasons.append(f"{len(unknown)} FA4 call(s) and {len(other_unknown)} other place(s) "
                        f"could not be proved (unknown is never safe), e.g. {where}")
     notes = [f for f in sites.findings if f.level == "note"]

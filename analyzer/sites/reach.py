@@ -97,9 +97,24 @@ class ModuleInfo:
     name: str
     path: str
     is_pkg: bool
-    source: str
+    raw: bytes                       # the file's bytes; the text is decoded when needed
     _tree: ast.Module | None = None
     error: str | None = None
+
+    @property
+    def source(self) -> str:
+        """The text (decoded on demand; kept only while this module's syntax tree is live,
+        so a big tree never holds every file twice)."""
+        text = self.__dict__.get("_src")
+        if text is not None:
+            return text
+        try:
+            text = self.raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return ""
+        if id(self) in _LIVE_TREES:
+            self._src = text
+        return text
 
     def calls_at(self) -> dict:
         """(line, col_offset) -> the Call node there (built once)."""
@@ -131,27 +146,29 @@ class ModuleInfo:
     @property
     def tree(self) -> ast.Module | None:
         if self._tree is None and self.error is None:
+            text = self.source
             try:
-                self._tree = ast.parse(self.source)
+                self._tree = ast.parse(text)
             except (SyntaxError, ValueError) as exc:
                 self.error = f"does not parse: {exc}"
             else:
                 _LIVE_TREES[id(self)] = self
+                self._src = text
                 while len(_LIVE_TREES) > 1 and \
-                        sum(len(m.source) for m in _LIVE_TREES.values()) > MAX_LIVE_SOURCE:
+                        sum(len(m.raw) for m in _LIVE_TREES.values()) > MAX_LIVE_SOURCE:
                     # memory stays flat on big trees: the oldest syntax tree (and what points
                     # into it) is dropped and parsed again if it is needed again
                     _, old = _LIVE_TREES.popitem(last=False)
                     old._tree = None
-                    old.__dict__.pop("_calls", None)
-                    old.__dict__.pop("_funcs", None)
+                    for k in ("_calls", "_funcs", "_src", "_lines"):
+                        old.__dict__.pop(k, None)
         else:
             if id(self) in _LIVE_TREES:
                 _LIVE_TREES.move_to_end(id(self))
         return self._tree
 
 
-MAX_LIVE_SOURCE = 2_000_000      # characters of source whose syntax trees stay in memory
+MAX_LIVE_SOURCE = 1_500_000      # bytes of source whose syntax trees stay in memory
 _LIVE_TREES: "OrderedDict[int, ModuleInfo]" = OrderedDict()
 
 
@@ -171,11 +188,11 @@ class TreeIndex:
         for rel, raw in sorted(data.items()):
             name, is_pkg = modname(rel)
             try:
-                text = raw.decode("utf-8")
+                raw.decode("utf-8")
                 err = None
             except UnicodeDecodeError as exc:
-                text, err = "", f"not UTF-8: {exc}"
-            info = ModuleInfo(name, rel, is_pkg, text, None, err)
+                err = f"not UTF-8: {exc}"
+            info = ModuleInfo(name, rel, is_pkg, raw, None, err)
             self.modules[name] = info
             self.by_path[rel] = info
 
@@ -818,7 +835,7 @@ def summaries(index: TreeIndex, use_cache: bool = True) -> dict[str, FileSummary
             out[name] = FileSummary(name, info.is_pkg, info.error)
             continue
         key = hashlib.sha256(f"{SUMMARY_VERSION}\0{info.path}\0".encode()
-                             + info.source.encode()).hexdigest()[:32]
+                             + info.raw).hexdigest()[:32]
         f = d / key[:2] / key if d is not None else None
         hit = None
         if f is not None:
