@@ -526,29 +526,44 @@ def _splat_gaps(judge, solver, c) -> list[str]:
     return out
 
 
-def _causal_values(solver, c):
-    """What ``causal`` can be at this call: (values, known)."""
+def _causal_values(solver, c, judge=None):
+    """What ``causal`` can be at this call: (values, known). By keyword, or by position at the
+    index the audited release's signature gives ``causal`` in every entry the call reaches."""
     call, ctx = c["call"], c["ctx"]
+
+    def consts(e):
+        out = set()
+        for v, _f in solver.eval(ctx, e):
+            val = getattr(v, "value", _MISSING)
+            if not isinstance(val, bool):
+                return None
+            out.add(val)
+        return out or None
+
+    index = None
+    if judge is not None:
+        idx = set()
+        for v, _ in c.get("fa4", ()):
+            params, _req = judge.signature(v.entry.name)
+            idx.add(params.index("causal") if "causal" in params else None)
+        index = idx.pop() if len(idx) == 1 else None
     splat = False
     pos_i = 0
+    exact = True
     for kind, kw, e, _ in call[2]:
         if kind == "k" and kw == "causal":
-            vals = solver.eval(ctx, e)
-            out = set()
-            for v, _f in vals:
-                val = getattr(v, "value", _MISSING)
-                if isinstance(val, bool):
-                    out.add(val)
-                else:
-                    return (True, False), False
-            return (tuple(sorted(out, reverse=True)) or (True, False)), bool(out)
-        if kind == "**":
+            out = consts(e)
+            return ((tuple(sorted(out, reverse=True)), True) if out else ((True, False), False))
+        if kind in ("**", "*"):
             splat = True
-        if kind in ("*",):
-            splat = True
+            if kind == "*":
+                exact = False
         if kind == "p":
+            if exact and index is not None and pos_i == index:
+                out = consts(e)
+                return ((tuple(sorted(out, reverse=True)), True) if out else ((True, False), False))
             pos_i += 1
-    if splat or pos_i > 4:
+    if splat or index is None or pos_i > index:
         return (True, False), False
     return (False,), True
 
@@ -641,7 +656,7 @@ def decide(calls, solver, text, judge: Judge) -> None:
             x is None or (isinstance(x, int) and not isinstance(x, bool)) for x in p)]
         bad = [p for p in plan["pairs"] if p not in good]
         unknown = list(dict.fromkeys(plan["unknown"] + [f"window {p!r} is not ints" for p in bad]))
-        causal, known = _causal_values(solver, c)
+        causal, known = _causal_values(solver, c, judge)
         if not plan["pairs"] and not unknown:
             pairs = frozenset({(None, None)})       # no window reaches it: FA4's default
         else:
