@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fa4_patch.names import FA4_MODULES as _FA4_MODULES
-from fa4_patch.names import WINDOW_KEYS, WINDOW_POSITIONS
+from fa4_patch.names import WINDOW_KEYS, WINDOW_POSITIONS  # noqa: F401  (re-exported)
 
 FA4_MODULES = _FA4_MODULES
 FA3_MODULES = ("flash_attn_interface",)

@@ -9,13 +9,10 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from analyzer.model import Finding
 from analyzer.sites import bindings as B
-from analyzer.sites import rules as R
 from analyzer.sites.bindings import WINDOW_KEYS
-from analyzer.sites.flow import (EMPTY, Const, DictVal, FAFunc, Fn, ListVal, Opaque, Site, Solver,
+from analyzer.sites.flow import (Const, DictVal, FAFunc, Fn, ListVal, Opaque, Site, Solver,
                                  WrapRef, _FnCtx, _ModCtx, consistent, expr_label)
-from analyzer.sites.model import Binding, FACall, WindowSite, WrapperTrust
 
 SAMPLES = [(-1, 0), (-1, -1), (None, 0), (None, None), (5, 0), (0, 0), (-3, 7), (511, 0)]
 
@@ -327,7 +324,6 @@ class Analysis:
         s = self.solver
         calls = []
         site_info: dict[Site, dict] = {}
-        decorated = {}
         for path in sorted(s.mods):
             mod = s.mods[path]
             for fn in mod.all_fns:

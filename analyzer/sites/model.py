@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-from analyzer.model import Finding, Verdict, combine
+from analyzer.model import Finding, Verdict
 
 SCHEMA_VERSION = 1
 

@@ -49,7 +49,6 @@ def resolvers_for(fa4_sources) -> list[Resolver]:
     not read."""
     import transcriptions
     from analyzer.equivalence.extract import extract_fa4
-    from analyzer.errors import AuditError
 
     out = []
     for src in fa4_sources:
