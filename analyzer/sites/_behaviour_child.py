@@ -376,6 +376,9 @@ def run_chain(job):
                             res["error"] = f"unknown: touches {exc}"
                         except Rejected as exc:
                             res["error"] = f"FA4 rejects what the wrapper hands it: {exc}"
+                        except (MemoryError, RecursionError) as exc:
+                            # the sandbox's limits, not the wrapper's answer: no proof either way
+                            res["error"] = f"unknown: hit the sandbox's limits ({type(exc).__name__})"
                         except TypeError as exc:
                             if log:
                                 res["error"] = f"raised TypeError: {exc}"
@@ -446,6 +449,8 @@ def run_expr(job):
                 val = eval(code, ns, local)
             except Unanalysable as exc:
                 res["error"] = f"unknown: touches {exc}"
+            except (MemoryError, RecursionError) as exc:
+                res["error"] = f"unknown: hit the sandbox's limits ({type(exc).__name__})"
             except (TypeError, ValueError) as exc:
                 # this input is not one the code takes (None where it compares, a pair where it
                 # wants a bound): the call would fail loudly, never hand FA4 a silent band
