@@ -21,6 +21,11 @@ def _limits(cpu_s, mem_mb):
         pass
 
 
+class JobTimeout(BaseException):
+    """A job ran past its CPU budget (a BaseException: tree code's ``except Exception`` cannot
+    swallow it)."""
+
+
 class Unanalysable(Exception):
     """The code touched something from outside what was extracted."""
 
@@ -477,6 +482,21 @@ def run_expr(job):
 _NS = {}
 
 
+def _arm(seconds):
+    """A per-job CPU budget (ITIMER_VIRTUAL): one looping wrapper makes its own chain unknown
+    instead of taking the whole batch down."""
+    try:
+        import signal
+
+        def stop(*_):
+            raise JobTimeout()
+
+        signal.signal(signal.SIGVTALRM, stop)
+        signal.setitimer(signal.ITIMER_VIRTUAL, float(seconds))
+    except (ImportError, AttributeError, ValueError, OSError):
+        pass
+
+
 def main():
     req = json.loads(sys.stdin.read())
     _limits(req.get("cpu_s", 20), req.get("mem_mb", 1024))
@@ -507,10 +527,16 @@ def main():
                        f"module {bad[0]} not extracted")
             out.append({"results": [], "seen": [], "flags": [], "error": err})
             continue
+        _arm(req.get("job_cpu_s", 8))
         try:
             out.append(run_chain(job) if job["kind"] == "chain" else run_expr(job))
         except RecursionError:
-            out.append({"results": [], "seen": [], "flags": [], "error": "recursion limit"})
+            out.append({"results": [], "seen": [], "flags": [], "error": "unknown: recursion limit"})
+        except JobTimeout:
+            out.append({"results": [], "seen": [], "flags": [],
+                        "error": "unknown: the code ran past its CPU budget in the sandbox"})
+        finally:
+            _arm(0)
     sys.stdout.write(json.dumps({"jobs": out}, default=lambda o: f"<{type(o).__name__}>"))
 
 

@@ -45,6 +45,16 @@ BASE_GRID = (-1, 0, 1, 2)
 WINDOW_NAMES = set(N.WINDOW_KEYS)
 
 
+def _job_cpu_s() -> float:
+    """CPU seconds one chain or expression may take in the sandbox (FA4_AUDIT_SANDBOX_JOB_S)."""
+    import os
+
+    try:
+        return max(0.1, float(os.environ.get("FA4_AUDIT_SANDBOX_JOB_S", "8")))
+    except ValueError:
+        return 8.0
+
+
 class Refused(Exception):
     """Extracted code failed the allowlist: nothing was run."""
 
@@ -210,7 +220,8 @@ class Runner:
                 continue
             mods.append({"name": m.name, "sources": m.sources, "opaque": m.opaque})
         here = str(Path(__file__).resolve().parents[2])
-        req = {"modules": mods, "jobs": jobs, "trusted_path": [here], "cpu_s": 30, "mem_mb": 1536}
+        req = {"modules": mods, "jobs": jobs, "trusted_path": [here], "cpu_s": 60, "mem_mb": 1536,
+               "job_cpu_s": _job_cpu_s()}
         try:
             proc = subprocess.run([sys.executable, "-I", "-S", str(CHILD)],
                                   input=json.dumps(req), capture_output=True, text=True,
