@@ -27,7 +27,8 @@ from analyzer.commands import COMMAND_HELP, COMMAND_MODULES
 from analyzer.errors import AuditError
 
 EPILOG = """\
-exit status: 0 clean, 1 findings (unsafe), 2 could not analyse (fail closed).
+exit status: 0 clean (safe, or no FA4 here), 1 unsafe or unknown (never safe), 2 could not
+analyse (fail closed).
 
 examples:
   fa4-audit table --fa4 4.0.0b11 --fa4 4.0.0b36 --te 2.20.2 --format markdown

@@ -17,8 +17,8 @@ COMMAND_MODULES = {"table": "table", "history": "history", "sites": "sites", "au
 COMMAND_HELP = {
     "table": "equivalence table: TE's window pairs through each FA4 resolver, as-is and normalised",
     "history": "every flash-attn-4 release: resolver variant, fingerprint, whether TE's pairs break",
-    "sites": "call-site coverage: every FA binding, window site and FA4-reaching call, and who normalises",
-    "audit": "equivalence table + call-site coverage + codemod dry run, written as md/json/sarif",
+    "sites": "per-call verdicts: every FA4-reaching call proved, broken or unknown on each FA4 release",
+    "audit": "equivalence table + call-site verdicts + codemod dry run, written as md/json/sarif",
     "make-audit": "audit TE as released AND the same tree patched by fa4_patch (what `make audit` runs)",
     "verify-gpu": "run TE's window pairs through the real FA4 kernels (SM90/SM100 GPU), as-is and wrapped",
     "upgrade": "upgrade hazards: version gates, CI blind spots (FA4 off, old pins, same-backend CP), API drift",
