@@ -286,9 +286,7 @@ class Runner:
             if l.opaque and l.names_window:
                 return ChainResult("unknown", f"{l.label} cannot be run ({l.opaque}) and its "
                                    "code names a window parameter: it may change the window")
-        if all(l.opaque for l in layers):
-            return None   # pure pass-through: run it anyway (the raw FA4 gets the window as is)
-        return None
+        return None   # run it (a chain of pass-through layers only hands FA4 the window as is)
 
     def _judge_chain(self, layers, entry, ans, family: str | None = None) -> ChainResult:
         labels = " -> ".join(l.label for l in reversed(layers)) or "no wrapper"

@@ -1,25 +1,11 @@
-"""From the flow layer's values to records: FA calls, window sites, bindings, wrapper trust,
-coverage and findings."""
+"""The calls that can reach FlashAttention, and the window inputs each one takes: window
+sites, values (``window_values``) and the atoms a site can be. Verdicts are ``verdicts``'s."""
 
 from __future__ import annotations
 
-import ast
-import importlib.util
-import textwrap
-from dataclasses import dataclass
-from pathlib import Path
-
-from analyzer.sites import bindings as B
 from analyzer.sites.bindings import WINDOW_KEYS
 from analyzer.sites.flow import (Const, DictVal, FAFunc, Fn, ListVal, Opaque, Site, Solver,
-                                 WrapRef, _FnCtx, _ModCtx, consistent, expr_label)
-
-SAMPLES = [(-1, 0), (-1, -1), (None, 0), (None, None), (5, 0), (0, 0), (-3, 7), (511, 0)]
-
-
-def _expected(pair):
-    return tuple(None if (x is not None and x < 0) else x for x in pair)
-
+                                 _FnCtx, _ModCtx, consistent, expr_label)
 
 class Text:
     """Source text of the audited files, for value expressions and columns."""
@@ -158,167 +144,21 @@ def site_atoms(solver: Solver, site: Site) -> set:
     return window_values(solver, site.fn, expr, None)
 
 
-# ----------------------------------------------------------------------------- wrappers
-
-@dataclass
-class TrustResult:
-    trusted: bool
-    reason: str
-    normaliser: str = ""
-    path: str = ""
-    line: int = 0
-
-
-def _run_normaliser(source: str, name: str) -> tuple[bool, str]:
-    try:
-        from analyzer import sandbox
-    except ImportError:
-        return False, "the sandbox (analyzer.sandbox) is not available"
-    try:
-        results = sandbox.run_function(source, name, [(p, {}) for p in SAMPLES],
-                                       allowed_names=("isinstance", "bool", "int", "TypeError"))
-    except sandbox.SandboxRefused as exc:
-        return False, f"sandbox refused {name}: {exc}"
-    except sandbox.SandboxFailed as exc:
-        return False, f"sandbox failed on {name}: {exc}"
-    for pair, r in zip(SAMPLES, results):
-        want = _expected(pair)
-        got = r.value
-        if not r.ok:
-            return False, f"{name}{pair} raised {r.error}"
-        if not isinstance(got, (tuple, list)) or tuple(got) != want:
-            return False, f"{name}{pair} returned {got!r}, expected {want!r}"
-    return True, f"{name} maps every sample as required ({len(SAMPLES)} pairs)"
-
-
-def _function_source(source: bytes, name: str) -> str | None:
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return ast.get_source_segment(source.decode("utf-8", "replace"), node)
-    return None
-
-
-_FA4_PATCH_TRUST: TrustResult | None = None
-
-
-def trust_fa4_patch() -> TrustResult:
-    """Read fa4_patch/normalize.py (never import it) and run normalize_pair in the sandbox."""
-    global _FA4_PATCH_TRUST
-    if _FA4_PATCH_TRUST is not None:
-        return _FA4_PATCH_TRUST
-    path = None
-    try:
-        spec = importlib.util.find_spec("fa4_patch")
-        if spec is not None and spec.submodule_search_locations:
-            path = Path(list(spec.submodule_search_locations)[0]) / "normalize.py"
-    except (ImportError, ValueError):
-        path = None
-    if path is None or not path.is_file():
-        _FA4_PATCH_TRUST = TrustResult(False, "fa4_patch/normalize.py not found")
-        return _FA4_PATCH_TRUST
-    src = _function_source(path.read_bytes(), "normalize_pair")
-    if src is None:
-        _FA4_PATCH_TRUST = TrustResult(False, f"no normalize_pair in {path}")
-        return _FA4_PATCH_TRUST
-    ok, why = _run_normaliser(src, "normalize_pair")
-    _FA4_PATCH_TRUST = TrustResult(ok, why, "fa4_patch.normalize.normalize_pair", str(path), 0)
-    return _FA4_PATCH_TRUST
-
-
-def trust_tree_wrapper(solver: Solver, text: Text, key: tuple, default_name: bool) -> TrustResult:
-    w = solver.fns.get(key)
-    if w is None:
-        return TrustResult(False, "wrapper definition not found")
-    fns = [w]
-    i = 0
-    while i < len(fns):
-        fns.extend(fns[i].nested.values())
-        i += 1
-    cands = []
-    for f in fns:
-        for call, _, _ in f.calls:
-            for target, _ in solver.static_callees(f, call):
-                t = solver.fns.get(target)
-                if t is None or t.ir is None or "." in t.qualname:
-                    continue
-                if default_name:
-                    if t.name != B.TREE_NORMALISER:
-                        continue
-                elif len([p for p in t.params if p[1] == "pos"]) != 2 or len(t.params) != 2:
-                    continue
-                if t not in cands:
-                    cands.append(t)
-    if not cands:
-        need = B.TREE_NORMALISER if default_name else "a module-level two-parameter function"
-        return TrustResult(False, f"{w.qualname} calls no {need}", "", w.mod.path, w.ir.pos[0])
-    reasons = []
-    for t in cands:
-        src = _function_source(text.data.get(t.mod.path, b""), t.name)
-        if src is None:
-            reasons.append(f"{t.name}: source not found")
-            continue
-        ok, why = _run_normaliser(textwrap.dedent(src), t.name)
-        if ok:
-            return TrustResult(True, why, t.qualname, t.mod.path, t.ir.pos[0])
-        reasons.append(why)
-    return TrustResult(False, "; ".join(reasons), cands[0].qualname, cands[0].mod.path, cands[0].ir.pos[0])
-
-
 # ----------------------------------------------------------------------------- analysis
 
 class Analysis:
-    def __init__(self, solver: Solver, text: Text, wrapper_names: set[str], judge=None):
+    """Finds every call that can reach an FA entry point and its window inputs. Whether an FA4
+    value is normalised is the judge's answer (``verdicts.Judge``: by behaviour, never by
+    name); FA4 calls are decided later by ``verdicts.decide``."""
+
+    def __init__(self, solver: Solver, text: Text, wrapper_names: set[str], judge):
         self.solver = solver
         self.text = text
         self.wrapper_names = wrapper_names
-        self.trust: dict[WrapRef, TrustResult] = {}
         self.judge = judge     # analyzer.sites.verdicts.Judge: chains judged by behaviour
 
-    def trusted_ref(self, w: WrapRef) -> bool:
-        if w.kind == "other":
-            return False
-        r = self.trust.get(w)
-        if r is None:
-            if w.kind == "fa4_patch":
-                r = trust_fa4_patch()
-            else:
-                fn = self.solver.fns.get(w.key)
-                default = fn is not None and fn.name == B.TREE_WRAPPER
-                r = trust_tree_wrapper(self.solver, self.text, w.key, default)
-            self.trust[w] = r
-        return r.trusted
-
     def normalised(self, v: FAFunc) -> bool:
-        if self.judge is not None:
-            return self.judge.normalised(v)
-        return any(self.trusted_ref(w) for w in v.chain)
-
-    def inside_trusted_wrapper(self, fn: Fn) -> str | None:
-        """The call is the wrapper's own forwarding call (``fn(*args, **kwargs)`` after the
-        normaliser ran)."""
-        f = fn
-        while f is not None and f.ir is not None:
-            if f.name in self.wrapper_names or f.qualname in self.wrapper_names:
-                w = WrapRef("tree", f.name, f.key)
-                if self.trusted_ref(w):
-                    return f.qualname
-            f = f.parent
-        return None
-
-    def decorated_trusted(self, fn: Fn) -> bool:
-        if fn.ir is None or not fn.ir.decorators:
-            return False
-        parent = fn.parent
-        ctx = _FnCtx(self.solver, parent, False) if parent is not None else _ModCtx(self.solver, fn.mod, None)
-        for d in fn.ir.decorators:
-            w = self.solver.wrapper_ref(ctx, d)
-            if self.trusted_ref(w):
-                return True
-        return False
+        return self.judge.normalised(v)
 
     def run(self):
         s = self.solver
@@ -430,49 +270,12 @@ class Analysis:
             if "fa4" in reached:
                 fa4_inputs.append((site, reason, param_of))
         reaches_fa4 = bool(fa4)
-        coverage, why = "n/a", "does not reach FA4"
-        if reaches_fa4 and self.judge is not None:
+        if reaches_fa4:
             # decided later, by behaviour and pairs (analyzer.sites.verdicts.decide)
             return {"fn": fn, "call": call, "fa": fa, "entries": entries, "versions": versions,
                     "sites": site_ids, "opaque": opaque, "reaches_fa4": reaches_fa4,
                     "coverage": "pending", "why": "", "tte": tte, "unwrapped": [],
                     "fa4": fa4, "fa4_inputs": fa4_inputs, "ctx": ctx, "g": g}
-        if reaches_fa4:
-            unwrapped = [v for v, _ in fa4 if not self.normalised(v)]
-            inside = self.inside_trusted_wrapper(fn)
-            if inside:
-                coverage, why = "covered", f"inside the trusted normalising wrapper {inside}"
-                unwrapped = []
-            elif not unwrapped:
-                coverage, why = "covered", "every FA4 binding it reaches is wrapped by a trusted normaliser"
-            else:
-                norm_params = {fn.key} if self.decorated_trusted(fn) else set()
-                bad = []
-                for site, reason, param_of in fa4_inputs:
-                    if site is None:
-                        if param_of is None or param_of not in norm_params:
-                            bad.append(reason)
-                        continue
-                    atoms = site_atoms(s, site)
-                    unsafe = [a for a in atoms if not atom_safe(a, norm_params)]
-                    if unsafe:
-                        bad.append(f"{site.key}={_value_text(self.text, site)} "
-                                   f"({self.text_loc(site)}) can be "
-                                   + ", ".join(sorted(atom_text(a) for a in unsafe)))
-                if bad:
-                    bad = list(dict.fromkeys(bad))
-                    coverage = "uncovered"
-                    why = "; ".join(bad[:4]) + (f"; and {len(bad) - 4} more" if len(bad) > 4 else "")
-                else:
-                    coverage = "covered"
-                    why = ("no window reaches it (FA4 defaults to None)" if not fa4_inputs
-                           else "every window reaching it is None or non-negative")
         return {"fn": fn, "call": call, "fa": fa, "entries": entries, "versions": versions,
-                "sites": site_ids, "opaque": opaque, "reaches_fa4": reaches_fa4,
-                "coverage": coverage, "why": why, "tte": tte,
-                "unwrapped": [v for v, _ in fa4 if not self.normalised(v)]
-                if coverage != "covered" else []}
-
-    def text_loc(self, site: Site) -> str:
-        line = site.pos[0]
-        return f"{site.path}:{line}"
+                "sites": site_ids, "opaque": opaque, "reaches_fa4": False,
+                "coverage": "n/a", "why": "does not reach FA4", "tte": tte, "unwrapped": []}

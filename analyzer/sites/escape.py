@@ -31,52 +31,10 @@ def _is_fa4_module(v) -> bool:
     return isinstance(v, ModRef) and B.fa_version_of_module(v.name) == "fa4"
 
 
-class _Scopes(ast.NodeVisitor):
-    """node -> the qualname of the function (or "<module>") it is evaluated in."""
-
-    def __init__(self):
-        self.scope_of: dict = {}
-        self.parent: dict = {}
-        self.stack = ["<module>"]
-        self.prefix = [""]
-
-    def generic_visit(self, node):
-        for child in ast.iter_child_nodes(node):
-            self.parent[child] = node
-        self.scope_of[node] = self.stack[-1]
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for d in node.decorator_list:
-                self.parent[d] = node
-                self.visit(d)
-            for d in node.args.defaults + node.args.kw_defaults:
-                if d is not None:
-                    self.visit(d)
-            qual = f"{self.prefix[-1]}{node.name}"
-            self.stack.append(qual)
-            self.prefix.append(qual + ".<locals>.")
-            for st in node.body:
-                self.visit(st)
-            self.stack.pop()
-            self.prefix.pop()
-            return
-        if isinstance(node, ast.ClassDef):
-            for d in node.decorator_list + node.bases:
-                self.visit(d)
-            qual = f"{self.prefix[-1]}{node.name}"
-            self.prefix.append(qual + ".")
-            for st in node.body:
-                self.visit(st)
-            self.prefix.pop()
-            return
-        super().generic_visit(node)
-
-
 def _candidates(solver, mod, info, may_hold=None) -> set[str]:
     """Identifiers that may hold an FA4 value in this module (an over-approximation): module
     names whose final value holds one, names any import here binds, parameters the flow layer
     gives one, and -- to a fixpoint -- names assigned from an expression that mentions one."""
-    import re
-
     out: set[str] = set()
     env = solver.env(mod)
     for name, vals in env.items():
@@ -124,7 +82,6 @@ def _candidates(solver, mod, info, may_hold=None) -> set[str]:
             if vnames & out and not tnames <= out:
                 out |= tnames
                 changed = True
-    del re
     return out
 
 

@@ -544,13 +544,9 @@ class Solver:
         if level == 0:
             if module in self.modnames:
                 return module
-            # a tree audited from above its package roots: the root the importer lives under
-            parts = mod.name.split(".")
-            for i in range(len(parts) - 1, 0, -1):
-                cand = ".".join(parts[:i]) + "." + module
-                if cand in self.modnames or any(n.startswith(cand + ".") for n in ()):
-                    return cand
-            return module
+            from analyzer.sites.reach import under_importer_root
+
+            return under_importer_root(mod.name, module, self.modnames) or module
         base = mod.name.split(".") if mod.is_pkg else mod.name.split(".")[:-1]
         if level > 1:
             base = base[: len(base) - (level - 1)] if level - 1 <= len(base) else []

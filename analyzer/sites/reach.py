@@ -38,21 +38,12 @@ from typing import Iterable
 
 from fa4_patch import names as N
 
-SUMMARY_VERSION = 11
+SUMMARY_VERSION = 12
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
 
 # ----------------------------------------------------------------------------- records
-
-@dataclass(frozen=True)
-class ImportEdge:
-    line: int
-    col: int
-    module: str             # absolute module imported from (or imported)
-    names: tuple            # names imported from it ("" for a plain import)
-    dynamic: bool = False
-
 
 @dataclass(frozen=True)
 class DynamicImport:
@@ -77,19 +68,12 @@ class FileSummary:
     module: str
     is_pkg: bool
     error: str | None = None
-    imports: list[ImportEdge] = field(default_factory=list)
     dynamic: list[DynamicImport] = field(default_factory=list)
     torch: list[TorchFA4] = field(default_factory=list)
     vendored_fa4: bool = False
-    relative: list = field(default_factory=list)   # (line, col, module or "", level, names)
-    # module-level name -> what its value may come from: ("imp", module, name) | ("mod", module)
-    # | ("name", other module-level name) | ("star", module)
-    bindings: dict = field(default_factory=dict)
-    # every import anywhere in the file (module level or inside functions), as refs
+    # every import anywhere in the file (module level or inside functions, constant dynamic
+    # imports included), as refs: ("imp", module, name) | ("mod", module, alias) | ("star", module)
     uses: list = field(default_factory=list)        # (line, col, ref)
-    # calls that hand a window to a callee rooted at a local value (a parameter, an attribute
-    # of an object, a computed lookup): the only ways a computed import's FA4 could be called
-    blind_calls: list = field(default_factory=list)   # (line, col, callee text)
 
 
 @dataclass
@@ -170,6 +154,18 @@ class ModuleInfo:
 
 MAX_LIVE_SOURCE = 1_500_000      # bytes of source whose syntax trees stay in memory
 _LIVE_TREES: "OrderedDict[int, ModuleInfo]" = OrderedDict()
+
+
+def under_importer_root(importer: str, module: str, known) -> str | None:
+    """An absolute import inside a tree audited from above its package roots (``src/``, several
+    checkouts side by side): ``module`` under the root the importer lives in, as Python would
+    find it with that root on ``sys.path``; None when no such module is ``known``."""
+    parts = importer.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        cand = ".".join(parts[:i]) + "." + module
+        if cand in known:
+            return cand
+    return None
 
 
 def modname(rel: str) -> tuple[str, bool]:
@@ -564,7 +560,7 @@ _EXPR_NEEDLES = ("import_module", "__import__", "sys.modules", "from sys import"
 def _scan_imports(text: str, name: str, is_pkg: bool):
     """Every import the text can make, found by pattern over the raw text (strings and
     comments included): an over-approximation of the statements ``ast`` would see -- an
-    extra edge only makes reach larger, never smaller. Yields (line, col, ref, edge)."""
+    extra edge only makes reach larger, never smaller. Yields (line, col, ref)."""
     text = text.replace("\\\r\n", " ").replace("\\\n", " ")
     state = [0, 1]          # last position counted, its line (matches come in order)
 
@@ -593,7 +589,7 @@ def _scan_imports(text: str, name: str, is_pkg: bool):
                 names.append(nm.group(1))
         for n in names:
             ref = ("star", mod) if n == "*" else ("imp", mod, n)
-            yield line, 1, ref, ImportEdge(line, 1, mod, tuple(names))
+            yield line, 1, ref
     state[0], state[1] = 0, 1
     for m in _IMPORT_RE.finditer(text):
         if m.start() in masked:
@@ -605,21 +601,18 @@ def _scan_imports(text: str, name: str, is_pkg: bool):
                 continue
             target, alias = nm.group(1), nm.group(2)
             if alias:
-                yield line, 1, ("mod", target, alias), ImportEdge(line, 1, target, ("",))
+                yield line, 1, ("mod", target, alias)
             else:
                 top = target.split(".")[0]
-                yield line, 1, ("mod", top, top), ImportEdge(line, 1, target, ("",))
+                yield line, 1, ("mod", top, top)
                 if "." in target:
-                    yield line, 1, ("mod", target, top), None
+                    yield line, 1, ("mod", target, top)
 
 
 def summarize(rel: str, source: str) -> FileSummary:
     name, is_pkg = modname(rel)
     s = FileSummary(name, is_pkg)
-    for line, col, ref, edge in _scan_imports(source, name, is_pkg):
-        s.uses.append((line, col, ref))
-        if edge is not None:
-            s.imports.append(edge)
+    s.uses.extend(_scan_imports(source, name, is_pkg))
     maybe_vendored = "window_size" in source and "def _flash_attn_fwd" in source or \
         ("_resolve_causal_local_window" in source and "def flash_attn" in source)
     dynamic = any(n in source for n in _EXPR_NEEDLES) and _DYNAMIC_RE.search(source)
@@ -677,7 +670,6 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                                                " ".join(text.split())[:80], c, carries, why,
                                                why.startswith("calls")))
                 if c is not None:
-                    s.imports.append(ImportEdge(node.lineno, node.col_offset + 1, c, ("",), True))
                     s.uses.append((node.lineno, node.col_offset + 1, ("mod", c, "")))
             elif full.endswith("activate_flash_attention_impl"):
                 arg = node.args[0] if node.args else None
@@ -702,7 +694,6 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                                                " ".join(text.split())[:80], c, carries, why,
                                                why.startswith("calls")))
                 if c is not None:
-                    s.imports.append(ImportEdge(node.lineno, node.col_offset + 1, c, ("",), True))
                     s.uses.append((node.lineno, node.col_offset + 1, ("mod", c, "")))
 
 
@@ -740,12 +731,14 @@ def _window_dicts(fn) -> set[str]:
     return out
 
 
-def _blind_calls(s: FileSummary, tree: ast.Module, source: str) -> None:
+def _blind_calls(tree: ast.Module, source: str) -> list[tuple]:
     """Calls carrying a window (a window keyword, or a ``**`` splat of a dict the function puts
     a window key in) whose callee is rooted at neither an import, a module-level def/class nor
-    a builtin: a parameter, a local, an object's attribute, a computed lookup."""
+    a builtin: a parameter, a local, an object's attribute, a computed lookup. Returns
+    (line, col, callee text) for each."""
     import builtins
 
+    out: list[tuple] = []
     top = set()
     for st in tree.body:
         if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -783,8 +776,8 @@ def _blind_calls(s: FileSummary, tree: ast.Module, source: str) -> None:
             if isinstance(root, ast.Name) and root.id in ("self", "cls") and \
                     isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
                 continue            # self.method(...): a method of the class, followed in-tree
-            s.blind_calls.append((n.lineno, n.col_offset + 1,
-                                  " ".join(ast.unparse(n.func).split())[:60]))
+            out.append((n.lineno, n.col_offset + 1, " ".join(ast.unparse(n.func).split())[:60]))
+    return out
 
 
 _CHAINS: dict = {}
@@ -904,14 +897,7 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
     def tree(mod: str) -> str | None:
         if mod in index.modules:
             return mod
-        # an absolute import inside a tree audited from above its package roots (``src/``,
-        # several checkouts side by side): the root the importer lives under, as Python would
-        parts = importer[0].split(".")
-        for i in range(len(parts) - 1, 0, -1):
-            cand = ".".join(parts[:i]) + "." + mod
-            if cand in index.modules:
-                return cand
-        return index.tree_module(mod)
+        return under_importer_root(importer[0], mod, index.modules) or index.tree_module(mod)
 
     def module_has_fa4(mod: str) -> bool:
         if is_origin(mod):
@@ -1046,9 +1032,7 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
         for m, info in sorted(index.modules.items()):
             if info.error is None and any(k in info.source for k in N.WINDOW_KEYS) \
                     and info.tree is not None:
-                found = FileSummary(m, info.is_pkg)
-                _blind_calls(found, info.tree, info.source)
-                blind.extend((info.path, b) for b in found.blind_calls)
+                blind.extend((info.path, b) for b in _blind_calls(info.tree, info.source))
         where = ", ".join(f"{p}:{d.line}" for p, d in escaping[:3]) + (
             f" and {len(escaping) - 3} more" if len(escaping) > 3 else "")
         for bp, (bl, bcol, bc) in blind:

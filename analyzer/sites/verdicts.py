@@ -311,18 +311,6 @@ class Judge:
         return P.PairJudgement("proved", "every pair it passes reaches FA4 as intended")
 
 
-def _defines(sources, name: str) -> bool:
-    for src in sources:
-        try:
-            tree = ast.parse(src)
-        except SyntaxError:
-            continue
-        if any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name
-               for n in tree.body):
-            return True
-    return False
-
-
 def _form_matches(form: str, forms) -> bool:
     if not forms:
         return True
@@ -690,4 +678,3 @@ def decide(calls, solver, text, judge: Judge) -> None:
         c["coverage"] = "covered" if status == "proved" else "uncovered"
         c["why"] = next((v.witness for v in verdicts if v.status == status), "")
         c["unwrapped"] = [v for v in values if not judge.normalised(v)] if status != "proved" else []
-        c["pairs_judged"] = sorted(P.fmt_pair(*p) for p in wv.pairs)
