@@ -16,6 +16,9 @@ given as a ratio to the floor measured in the same run.
 Figures (goal in brackets):
   * cold full audit, TE + FA4 b11 + b36          [<= 1.0x floor]
   * cold call-site pass                           [<= 1.0x floor]
+  * cold call-site pass of the first release (``--baseline``, default b6ec79e, the state
+    issue 9 was filed against), interleaved with this one's in the same run
+                                                  [this one no slower: median <= median]
   * history over every cached FA4 release, cold   [<= 5 s]
   * warm audit                                    [<= 0.5 s]
   * make-audit again with nothing changed         [<= 1 s]
@@ -93,6 +96,28 @@ def snapshot(dest: Path) -> Path:
     here = Path(__file__).resolve().parent.parent
     for pkg in ("analyzer", "transcriptions", "fa4_patch"):
         shutil.copytree(here / pkg, dest / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def baseline(rev: str, dest: Path) -> Path | None:
+    """The tool's code at git revision ``rev`` (analyzer, transcriptions, fa4_patch), unpacked
+    into ``dest`` to run beside this one; None without git history (a source tarball) or with
+    ``rev`` 'none'."""
+    import io
+    import tarfile
+
+    if not rev or rev == "none":
+        return None
+    here = Path(__file__).resolve().parent.parent
+    try:
+        blob = subprocess.run(["git", "-C", str(here), "archive", "--format=tar", rev,
+                               "analyzer", "transcriptions", "fa4_patch"],
+                              capture_output=True, check=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    dest.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(blob)) as tf:
+        tf.extractall(dest, filter="data")
     return dest
 
 
@@ -182,6 +207,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--scale", default="1,2,4,8", help="copies of the TE tree (comma-separated)")
     ap.add_argument("--no-scale", action="store_true")
+    ap.add_argument("--baseline", default="b6ec79e", metavar="REV",
+                    help="git revision whose call-site pass is timed beside this one's "
+                         "(default: b6ec79e, the first release; 'none' to skip)")
     ap.add_argument("--wrapper-number", type=int, default=20_000)
     ap.add_argument("--wrapper-repeat", type=int, default=15)
     args = ap.parse_args(argv)
@@ -217,8 +245,17 @@ def main(argv=None) -> int:
                 t.codes.append(code)
                 t.rss_mb.append(rss)
                 t.last = last
-        sites = timed("cold sites", m + ["sites", "--quiet", "--te", args.te, "--format", "json"],
-                      r, lambda i: caches.fresh("sites"))
+        sites_cmd = m + ["sites", "--quiet", "--te", args.te, "--format", "json"]
+        base_dir = baseline(args.baseline, tmp / "baseline")
+        sites, base = Timed("cold sites"), Timed("cold sites, baseline")
+        pairs = [(sites, None)] + ([(base, base_dir)] if base_dir is not None else [])
+        for _ in range(r):          # interleaved: a burst of load hits both alike
+            for t, cwd in pairs:
+                took, code, rss, last = run_once(sites_cmd, caches.fresh("sites"), cwd)
+                t.secs.append(took)
+                t.codes.append(code)
+                t.rss_mb.append(rss)
+                t.last = last
         hist = timed("cold history", m + ["history", "--quiet", "--offline", "--te", args.te,
                                           "--format", "json"], r, lambda i: caches.fresh("history"))
         hist_env = caches.fresh("history-warm")
@@ -258,6 +295,12 @@ def main(argv=None) -> int:
     rows.append(("full audit, cold", f"{_fmt_s(cold)}  {_ratio(cold, floor)}  exit {cold.codes[-1]}, "
                                      f"peak {cold.peak_mb:.0f} MB"))
     rows.append(("call-site pass, cold", f"{_fmt_s(sites)}  {_ratio(sites, floor)}"))
+    if base.secs:
+        rows.append((f"call-site pass, cold, {args.baseline}", f"{_fmt_s(base)}  "
+                     f"{_ratio(base, floor)}  exit {base.codes[-1]}"))
+    else:
+        rows.append((f"call-site pass, cold, {args.baseline}",
+                     "not measured (no git history here, or --baseline none)"))
     rows.append((f"history over {nrel} releases, cold", f"{_fmt_s(hist)}  exit {hist.codes[-1]}"))
     rows.append((f"history over {nrel} releases, warm", _fmt_s(hist_warm)))
     rows.append(("full audit, warm", f"{_fmt_s(warm)}  {_ratio(warm, floor)}"))
@@ -268,6 +311,9 @@ def main(argv=None) -> int:
          f"{cold.median / floor.median:.2f}x", cold.median <= floor.median),
         ("cold call-site pass <= 1.0x floor", f"{sites.min / floor.min:.2f}x / "
          f"{sites.median / floor.median:.2f}x", sites.median <= floor.median),
+        *([(f"cold call-site pass no slower than {args.baseline} (min / median)",
+            f"{sites.min / base.min:.2f}x / {sites.median / base.median:.2f}x",
+            sites.median <= base.median)] if base.secs else []),
         (f"history over {nrel} releases, cold <= 5 s", f"{hist.min:.2f} / {hist.median:.2f} s",
          hist.median <= 5.0),
         ("warm audit <= 0.5 s", f"{warm.min:.3f} / {warm.median:.3f} s", warm.median <= 0.5),

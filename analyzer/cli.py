@@ -200,4 +200,26 @@ def main(argv: Sequence[str] | None = None, stdout: TextIO | None = None,
 
 
 def console_main() -> None:
-    sys.exit(main())
+    """The ``fa4-audit`` command. The audit is one batch: the collector's full passes over the
+    objects it builds are put off (``gcpolicy``), and the process ends without tearing those
+    objects down one by one (0.15-0.25 s on TE 2.20.2): output streams are flushed and the
+    ``atexit`` handlers (the sandbox child's shutdown, multiprocessing's joins) run first."""
+    import atexit
+    import gc
+    import os
+
+    gc.set_threshold(*(max(a, b) for a, b in zip(gc.get_threshold(), _gc_thresholds())))
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):   # a closed pipe: let the normal exit report it
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
+def _gc_thresholds():
+    from analyzer.gcpolicy import THRESHOLDS
+
+    return THRESHOLDS

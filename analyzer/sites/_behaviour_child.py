@@ -241,11 +241,12 @@ def _recorder(entry, params, required, log):
     sig = inspect.signature(real)
 
     def fa4(*args, **kwargs):
+        # Python binds the arguments to ``real``'s own signature (FA4's parameters); a
+        # TypeError can only come from that binding: ``real``'s body is ``note`` above
         try:
-            sig.bind(*args, **kwargs)
+            return real(*args, **kwargs)
         except TypeError as exc:
             raise Rejected(str(exc)) from None
-        return real(*args, **kwargs)
 
     fa4.__name__ = fa4.__qualname__ = entry
     fa4.__signature__ = sig
@@ -497,8 +498,18 @@ def _arm(seconds):
         pass
 
 
+def _read_request():
+    """``FA4-REQ <n>`` then n characters of JSON (the parent may start this process before it
+    knows the request, and other processes may hold the pipe open: no EOF is needed), or the
+    whole of stdin as JSON."""
+    head = sys.stdin.readline()
+    if head.startswith("FA4-REQ "):
+        return json.loads(sys.stdin.read(int(head.split()[1])))
+    return json.loads(head + sys.stdin.read())
+
+
 def main():
-    req = json.loads(sys.stdin.read())
+    req = _read_request()
     _limits(req.get("cpu_s", 20), req.get("mem_mb", 1024))
     for p in req.get("trusted_path", []):
         sys.path.insert(0, p)

@@ -194,6 +194,31 @@ class ExprResult:
     exhaustive: bool = True
 
 
+# One child per batch (no state carries from one batch to the next); the next one is started
+# ahead of time so its interpreter boots while the caller works (``prewarm``). ``release``
+# stops a spare nobody used.
+_SPARE: list = []
+
+
+def _spawn() -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-I", "-S", str(CHILD)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def prewarm() -> None:
+    """Start the next sandbox child now, if none is waiting."""
+    if not _SPARE:
+        _SPARE.append(_spawn())
+
+
+def release() -> None:
+    """Stop the waiting child (it has been sent nothing)."""
+    while _SPARE:
+        proc = _SPARE.pop()
+        proc.kill()
+        proc.communicate()
+
+
 class Runner:
     """Collects jobs, runs them in one child process, answers them."""
 
@@ -222,17 +247,20 @@ class Runner:
         here = str(Path(__file__).resolve().parents[2])
         req = {"modules": mods, "jobs": jobs, "trusted_path": [here], "cpu_s": 60, "mem_mb": 1536,
                "job_cpu_s": _job_cpu_s()}
+        body = json.dumps(req)
+        proc = _SPARE.pop() if _SPARE else _spawn()
+        prewarm()                     # the next batch's child starts while this one works
         try:
-            proc = subprocess.run([sys.executable, "-I", "-S", str(CHILD)],
-                                  input=json.dumps(req), capture_output=True, text=True,
-                                  timeout=TIMEOUT_S)
+            out, err = proc.communicate(f"FA4-REQ {len(body)}\n{body}", timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
             return [{"error": f"unknown: the sandbox ran past {TIMEOUT_S} s", "results": [],
                      "seen": [], "flags": []} for _ in jobs]
         if proc.returncode != 0:
-            tail = (proc.stderr or "").strip().splitlines()[-1:] or ["no output"]
+            tail = (err or "").strip().splitlines()[-1:] or ["no output"]
             raise AuditError(f"the behaviour sandbox failed (exit {proc.returncode}): {tail[0]}")
-        return json.loads(proc.stdout)["jobs"]
+        return json.loads(out)["jobs"]
 
     # -- chains --------------------------------------------------------------------------
     def verify_chains(self, items: list[tuple[tuple[Layer, ...], str, tuple, int]]

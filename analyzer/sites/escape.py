@@ -16,6 +16,7 @@ import ast
 from dataclasses import dataclass
 
 from analyzer.sites import bindings as B
+from analyzer.sites.astutil import indexed, parent as _parent_of, walk
 from analyzer.sites.flow import FAFunc, FuncRef, ModRef
 
 
@@ -47,7 +48,7 @@ def _candidates(solver, mod, info, may_hold=None) -> set[str]:
             out.add(name)
     tree = info.tree
     assigns = []
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, (ast.Import, ast.ImportFrom)):
             src = n.module or "" if isinstance(n, ast.ImportFrom) else ""
             for a in n.names:
@@ -58,12 +59,12 @@ def _candidates(solver, mod, info, may_hold=None) -> set[str]:
         elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) \
                 and getattr(n, "value", None) is not None:
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-            tnames = {x.id for t in targets for x in ast.walk(t) if isinstance(x, ast.Name)}
-            vnames = {x.id for x in ast.walk(n.value) if isinstance(x, ast.Name)}
+            tnames = {x.id for t in targets for x in walk(t) if isinstance(x, ast.Name)}
+            vnames = {x.id for x in walk(n.value) if isinstance(x, ast.Name)}
             assigns.append((tnames, vnames))
         elif isinstance(n, (ast.For, ast.comprehension)):
-            tnames = {x.id for x in ast.walk(n.target) if isinstance(x, ast.Name)}
-            vnames = {x.id for x in ast.walk(n.iter) if isinstance(x, ast.Name)}
+            tnames = {x.id for x in walk(n.target) if isinstance(x, ast.Name)}
+            vnames = {x.id for x in walk(n.iter) if isinstance(x, ast.Name)}
             assigns.append((tnames, vnames))
     for fn in mod.all_fns:
         if fn.ir is None:
@@ -136,15 +137,27 @@ def _statements_with(info, names: set[str]):
 
 
 class _Local:
-    """parent / scope lookups for the nodes of one statement (what ``_use`` reads)."""
+    """The parent of each node of one statement (what ``_use`` reads); the statement itself
+    has none here. Read off the tree's index when it has one, else built by a walk."""
 
     def __init__(self, root, scope):
-        self.parent = {}
-        self.scope_of = {}
-        for n in ast.walk(root):
-            for c in ast.iter_child_nodes(n):
-                self.parent[c] = n
-            self.scope_of[n] = scope
+        self.root = root
+        self._map = None if indexed(root) else {}
+        if self._map is not None:
+            for n in ast.walk(root):
+                for c in ast.iter_child_nodes(n):
+                    self._map[c] = n
+
+    @property
+    def parent(self):
+        return self
+
+    def get(self, node):
+        if self._map is not None:
+            return self._map.get(node)
+        if node is self.root:
+            return None
+        return _parent_of(node)
 
 
 def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
@@ -186,7 +199,7 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
             in_wrapper = owner is not None and owner.ir is not None and \
                 judge.inside_proved_wrapper(owner) is not None
             sc = _Local(stmt, qual)
-            for node in ast.walk(stmt):
+            for node in walk(stmt):
                 if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
                         and node.id in names):
                     continue

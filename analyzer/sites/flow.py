@@ -166,6 +166,7 @@ class Fn:
         self.nested: dict[str, Fn] = {}
         self.imports: list = []                    # function-local import items
         self._valid: dict[str, bool] = {}
+        self._guards: dict = {}
         for i, (name, kind, default) in enumerate(self.params):
             self.defs.setdefault(name, []).append(("param", (i, kind, default), ()))
             self.def_count[name] = self.def_count.get(name, 0) + 1
@@ -186,7 +187,12 @@ class Fn:
         return v
 
     def guards(self, facts) -> frozenset:
-        return frozenset(f for f in facts if self.valid_key(f[0]))
+        if not facts:
+            return EMPTY
+        hit = self._guards.get(facts)
+        if hit is None:
+            hit = self._guards[facts] = frozenset(f for f in facts if self.valid_key(f[0]))
+        return hit
 
 
 class Cls:

@@ -47,16 +47,22 @@ def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence
     (``pairs.resolvers_for(sources)``; default: the transcribed pre- and post-#2490 rules);
     ``fa4_params``: entry -> (parameter names, required count) of the newest audited release.
     ``wrappers`` is accepted for compatibility and ignored: wrappers are judged by behaviour."""
+    from analyzer.gcpolicy import fewer_collections
+    from analyzer.sites import behaviour as BH
+
     B.EXTRA_FA4.clear()
     try:
-        return _audit_tree(Path(root), package_dir, jobs, use_cache, progress,
-                           tuple(fa4_modules), resolvers, fa4_params or {})
+        with fewer_collections():
+            return _audit_tree(Path(root), package_dir, jobs, use_cache, progress,
+                               tuple(fa4_modules), resolvers, fa4_params or {})
     finally:
         B.EXTRA_FA4.clear()
+        BH.release()
 
 
 def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules, resolvers,
                 fa4_params) -> SitesReport:
+    from analyzer.sites import behaviour as BH
     from analyzer.sites import escape as E
     from analyzer.sites import pairs as P
     from analyzer.sites import reach as RC
@@ -121,6 +127,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
         reach = RC.compute(index, sums, declared)
     finally:
         parser.finish()
+    BH.prewarm()        # the behaviour sandbox's interpreter starts while the flow runs
     B.EXTRA_FA4.update(reach.vendored)
     B.EXTRA_FA4.update(reach.declared)
     vendored_paths = {index.modules[m].path for m in reach.vendored}

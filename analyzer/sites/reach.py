@@ -31,7 +31,8 @@ import pickle
 import re
 from collections import OrderedDict
 
-from analyzer.sites.astutil import flat_statements
+from analyzer.sites.astutil import flat_statements, walk
+from analyzer.sites import astutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -106,7 +107,7 @@ class ModuleInfo:
         if c is None:
             c = {}
             if self.tree is not None:
-                for n in ast.walk(self.tree):
+                for n in walk(self.tree):
                     if isinstance(n, ast.Call):
                         c.setdefault((n.lineno, n.col_offset), n)
             self._calls = c
@@ -115,7 +116,7 @@ class ModuleInfo:
     def functions(self) -> list:
         f = self.__dict__.get("_funcs")
         if f is None:
-            f = [n for n in ast.walk(self.tree) if isinstance(n, (ast.FunctionDef,
+            f = [n for n in walk(self.tree) if isinstance(n, (ast.FunctionDef,
                                                                    ast.AsyncFunctionDef))] \
                 if self.tree is not None else []
             self._funcs = f
@@ -133,6 +134,8 @@ class ModuleInfo:
             text = self.source
             try:
                 self._tree = ast.parse(text)
+                # one preorder listing serves every walk of this tree (``astutil.walk``)
+                self._index = astutil.index(self._tree)
             except (SyntaxError, ValueError) as exc:
                 self.error = f"does not parse: {exc}"
             else:
@@ -144,7 +147,7 @@ class ModuleInfo:
                     # into it) is dropped and parsed again if it is needed again
                     _, old = _LIVE_TREES.popitem(last=False)
                     old._tree = None
-                    for k in ("_calls", "_funcs", "_src", "_lines"):
+                    for k in ("_calls", "_funcs", "_src", "_lines", "_index"):
                         old.__dict__.pop(k, None)
         else:
             if id(self) in _LIVE_TREES:
@@ -260,7 +263,7 @@ def _const_str(node, consts: dict) -> str | None:
 def _string_consts(tree: ast.Module) -> dict[str, str]:
     """Module-level NAME = "string" assigned exactly once (a constant a dynamic import may use)."""
     seen: dict[str, list] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 if isinstance(t, ast.Name):
@@ -300,14 +303,22 @@ def _call_carries_window(call: ast.Call) -> bool:
     return len(call.args) >= 6
 
 
-class _Parents(ast.NodeVisitor):
-    def __init__(self):
-        self.parent: dict = {}
+class _Parents:
+    """Parent lookups read off an indexed tree (``astutil.index``): ``node in parents``,
+    ``parents[node]``, ``parents.get(node)``."""
 
-    def generic_visit(self, node):
-        for child in ast.iter_child_nodes(node):
-            self.parent[child] = node
-        super().generic_visit(node)
+    def get(self, node, default=None):
+        p = astutil.parent(node)
+        return default if p is None else p
+
+    def __contains__(self, node) -> bool:
+        return astutil.parent(node) is not None
+
+    def __getitem__(self, node):
+        p = astutil.parent(node)
+        if p is None:
+            raise KeyError(node)
+        return p
 
 
 def _enclosing_scope(parent: dict, node):
@@ -408,8 +419,8 @@ def _function_refs(fn) -> set[str]:
     assignments), an attribute or subscript store, a global/nonlocal store, or a closure."""
     local_deps: dict[str, set] = {}
     leaks: set[str] = set()
-    params = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)} if hasattr(fn, "args") else set()
-    for n in ast.walk(fn):
+    params = {a.arg for a in walk(fn.args) if isinstance(a, ast.arg)} if hasattr(fn, "args") else set()
+    for n in walk(fn):
         if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
             value = n.value
             if value is None:
@@ -417,14 +428,14 @@ def _function_refs(fn) -> set[str]:
             refs = _value_refs(value)
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
             for t in targets:
-                for x in ast.walk(t):
+                for x in walk(t):
                     if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store):
                         local_deps.setdefault(x.id, set()).update(refs)
                 if isinstance(t, (ast.Attribute, ast.Subscript)):
                     leaks |= refs
         elif isinstance(n, (ast.For, ast.comprehension)):
             refs = _value_refs(n.iter)
-            for x in ast.walk(n.target):
+            for x in walk(n.target):
                 if isinstance(x, ast.Name):
                     local_deps.setdefault(x.id, set()).update(refs)
         elif isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) and n.value is not None:
@@ -461,7 +472,7 @@ def _bindings(tree: ast.Module, name: str, is_pkg: bool) -> dict:
     def add(n, refs):
         out.setdefault(n, set()).update(refs)
 
-    def walk(body):
+    def scan(body):
         for st in flat_statements(body, loops=True):
             if isinstance(st, ast.Import):
                 for a in st.names:
@@ -488,7 +499,7 @@ def _bindings(tree: ast.Module, name: str, is_pkg: bool) -> dict:
                     if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         refs |= _function_refs(sub)
                     else:
-                        for n in ast.walk(sub):
+                        for n in walk(sub):
                             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
                                 refs.add(n.id)
                 for d in st.decorator_list + st.bases:
@@ -500,7 +511,7 @@ def _bindings(tree: ast.Module, name: str, is_pkg: bool) -> dict:
                 refs = {("name", r) for r in _value_refs(st.value)}
                 targets = st.targets if isinstance(st, ast.Assign) else [st.target]
                 for t in targets:
-                    for x in ast.walk(t):
+                    for x in walk(t):
                         if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store):
                             add(x.id, refs)
                     if isinstance(t, (ast.Attribute, ast.Subscript)):
@@ -510,7 +521,7 @@ def _bindings(tree: ast.Module, name: str, is_pkg: bool) -> dict:
                             base = base.value
                         if isinstance(base, ast.Name):
                             add(base.id, refs)
-    walk(tree.body)
+    scan(tree.body)
     return {k: frozenset(v) for k, v in out.items()}
 
 
@@ -542,9 +553,11 @@ def _stmt_imports(tree: ast.Module):
                 stack.append(c.body)
 
 
-_FROM_RE = re.compile(r"\bfrom[ \t]+(\.*)[ \t]*([A-Za-z_][\w.]*)?[ \t]*\bimport[ \t]*"
+# no leading ``\b``: a literal prefix lets ``re`` search fast (20x here); ``_word_start`` checks
+# the boundary instead
+_FROM_RE = re.compile(r"from[ \t]+(\.*)[ \t]*([A-Za-z_][\w.]*)?[ \t]*\bimport[ \t]*"
                       r"(\([^)]*\)|[^\n;#]*)")
-_IMPORT_RE = re.compile(r"\bimport[ \t]+([^\n;#()]*)")
+_IMPORT_RE = re.compile(r"import[ \t]+([^\n;#()]*)")
 _NAME_RE = re.compile(r"^\s*([A-Za-z_][\w.]*|\*)\s*(?:\bas\s+([A-Za-z_]\w*))?\s*$")
 _VENDOR_RE = re.compile(r"\bdef\s+(flash_attn_func|flash_attn_varlen_func|_flash_attn_fwd|"
                         r"_flash_attn_bwd)\s*\(")
@@ -555,6 +568,25 @@ _DYNAMIC_RE = re.compile(r"import_module|__import__|\bmodules\b|activate_flash_a
 _EXPR_NEEDLES = ("import_module", "__import__", "sys.modules", "from sys import",
                  "import sys as", "activate_flash_attention_impl", "varlen_attn",
                  "_flash_attention_")
+
+
+_WORD_CHAR = re.compile(r"\w")
+
+
+def _word_start(rx: re.Pattern, text: str):
+    """``rx.finditer(text)`` as if the pattern began with ``\b`` (a match whose previous
+    character is a word character is dropped and the search resumes one character later)."""
+    pos = 0
+    while True:
+        m = rx.search(text, pos)
+        if m is None:
+            return
+        start = m.start()
+        if start and _WORD_CHAR.match(text, start - 1):
+            pos = start + 1
+            continue
+        yield m
+        pos = m.end() if m.end() > start else start + 1
 
 
 def _scan_imports(text: str, name: str, is_pkg: bool):
@@ -572,7 +604,7 @@ def _scan_imports(text: str, name: str, is_pkg: bool):
         return state[1]
 
     masked = set()
-    for m in _FROM_RE.finditer(text):
+    for m in _word_start(_FROM_RE, text):
         # the position of this statement's own ``import`` keyword (not counted again below)
         masked.add(m.start() + m.group(0).rfind("import", 0, m.start(3) - m.start()))
         level = len(m.group(1))
@@ -591,7 +623,7 @@ def _scan_imports(text: str, name: str, is_pkg: bool):
             ref = ("star", mod) if n == "*" else ("imp", mod, n)
             yield line, 1, ref
     state[0], state[1] = 0, 1
-    for m in _IMPORT_RE.finditer(text):
+    for m in _word_start(_IMPORT_RE, text):
         if m.start() in masked:
             continue
         line = line_of(m.start())
@@ -609,7 +641,9 @@ def _scan_imports(text: str, name: str, is_pkg: bool):
                     yield line, 1, ("mod", target, top)
 
 
-def summarize(rel: str, source: str) -> FileSummary:
+def summarize(rel: str, source: str, info: "ModuleInfo | None" = None) -> FileSummary:
+    """What the import graph needs from one file. ``info``: the module's record, whose syntax
+    tree (parsed here only when needed) the later stages then reuse."""
     name, is_pkg = modname(rel)
     s = FileSummary(name, is_pkg)
     s.uses.extend(_scan_imports(source, name, is_pkg))
@@ -618,11 +652,17 @@ def summarize(rel: str, source: str) -> FileSummary:
     dynamic = any(n in source for n in _EXPR_NEEDLES) and _DYNAMIC_RE.search(source)
     needs_tree = (maybe_vendored and len(set(_VENDOR_RE.findall(source))) >= 2) or dynamic
     if needs_tree:
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError) as exc:
-            s.error = f"does not parse: {exc}"
-            return s
+        if info is not None:
+            tree = info.tree
+            if tree is None:
+                s.error = info.error or "does not parse"
+                return s
+        else:
+            try:
+                tree = ast.parse(source)
+            except (SyntaxError, ValueError) as exc:
+                s.error = f"does not parse: {exc}"
+                return s
         s.vendored_fa4 = _is_vendored(tree)
         if dynamic:
             _expressions(s, tree, source)
@@ -631,17 +671,16 @@ def summarize(rel: str, source: str) -> FileSummary:
 
 def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
     """Dynamic imports and torch's FA4 switch: the only parts that need an expression walk."""
-    candidates = [n for n in ast.walk(tree) if isinstance(n, (ast.Call, ast.Subscript))]
+    # walks and parents read off the tree's index (ModuleInfo keeps one; else built here and
+    # kept alive for this function)
+    ix = None if astutil.indexed(tree) else astutil.index(tree)  # noqa: F841
+    candidates = [n for n in walk(tree) if isinstance(n, (ast.Call, ast.Subscript))]
     if not candidates:
         return
     consts = _string_consts(tree)
-    parent: dict = {}
+    parent = _Parents()
 
     def parents():
-        if not parent:
-            pv = _Parents()
-            pv.visit(tree)
-            parent.update(pv.parent)
         return parent
 
     import_aliases: dict[str, str] = {}
@@ -705,14 +744,14 @@ def _window_dicts(fn) -> set[str]:
     keys = set(N.WINDOW_KEYS)
 
     def has_key(node) -> bool:
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, ast.Constant) and n.value in keys:
                 return True
             if isinstance(n, ast.keyword) and n.arg in keys:
                 return True
         return False
 
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, ast.Assign) and isinstance(n.value, (ast.Dict, ast.Call)) \
                 and has_key(n.value):
             out |= {t.id for t in n.targets if isinstance(t, ast.Name)}
@@ -747,16 +786,16 @@ def _blind_calls(tree: ast.Module, source: str) -> list[tuple]:
         for a in node.names:
             top.add((a.asname or a.name).split(".")[0])
     lines = source.splitlines()
-    for fn in ast.walk(tree):
+    for fn in walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         seg = "\n".join(lines[fn.lineno - 1:(fn.end_lineno or fn.lineno)])
         if not any(k in seg for k in N.WINDOW_KEYS):
             continue
-        local_imports = {(a.asname or a.name).split(".")[0] for n in ast.walk(fn)
+        local_imports = {(a.asname or a.name).split(".")[0] for n in walk(fn)
                          if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
         wdicts = None
-        for n in ast.walk(fn):
+        for n in walk(fn):
             if not isinstance(n, ast.Call):
                 continue
             carries = any(k.arg in N.WINDOW_KEYS for k in n.keywords)
@@ -790,8 +829,9 @@ def alias_chains(tree: ast.Module, alias: str) -> set[tuple]:
     table = _CHAINS.get(key)
     if table is None or table[0] is not tree:
         chains: dict[str, set] = {}
-        attr_bases = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-        for n in ast.walk(tree):
+        nodes = walk(tree)
+        attr_bases = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+        for n in nodes:
             if isinstance(n, ast.Attribute) and id(n) not in attr_bases:
                 attrs = []
                 cur = n
@@ -801,7 +841,7 @@ def alias_chains(tree: ast.Module, alias: str) -> set[tuple]:
                 if isinstance(cur, ast.Name):
                     chains.setdefault(cur.id, set()).add(tuple(reversed(attrs)))
         # maximal chains only; a bare use is a Name load that no Attribute takes as its value
-        for n in ast.walk(tree):
+        for n in nodes:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in attr_bases:
                 chains.setdefault(n.id, set()).add(("<bare>",))
         table = (tree, chains)
@@ -839,7 +879,7 @@ def summaries(index: TreeIndex, use_cache: bool = True) -> dict[str, FileSummary
         if isinstance(hit, FileSummary):
             out[name] = hit
             continue
-        s = summarize(info.path, info.source)
+        s = summarize(info.path, info.source, info)
         out[name] = s
         if f is not None and s.error is None:
             try:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from analyzer.sites import behaviour as BH
 from analyzer.sites import pairs as P
+from analyzer.sites.astutil import indexed, parent as parent_of, walk
 from analyzer.sites.model import CallVerdict
 from fa4_patch import names as N
 
@@ -444,6 +445,22 @@ class _Enumerator:
         self.results.update(zip(keys, res))
 
 
+def _parent(node, scope):
+    """``node``'s parent inside ``scope`` (an indexed tree answers in one lookup)."""
+    if indexed(node):
+        return parent_of(node)
+    pm = _PARENTS.get(id(scope))
+    if pm is None or pm[0] is not scope:
+        m = {}
+        for n in ast.walk(scope):
+            for ch in ast.iter_child_nodes(n):
+                m[ch] = n
+        pm = (scope, m)
+        _PARENTS.clear()
+        _PARENTS[id(scope)] = pm
+    return pm[1].get(node)
+
+
 _PARENTS: dict = {}
 _DICT_METHODS_FOLLOWED = {"get", "items", "keys", "values", "copy", "update", "setdefault", "pop"}
 
@@ -479,20 +496,10 @@ def _splat_gaps(judge, solver, c) -> list[str]:
         if not isinstance(v, ast.Name) or scope is None:
             continue
         name = v.id
-        parent = _PARENTS.get(id(scope))
-        if parent is None or parent[0] is not scope:
-            pm = {}
-            for n in ast.walk(scope):
-                for ch in ast.iter_child_nodes(n):
-                    pm[ch] = n
-            parent = (scope, pm)
-            _PARENTS.clear()
-            _PARENTS[id(scope)] = parent
-        parent = parent[1]
-        for n in ast.walk(scope):
+        for n in walk(scope):
             if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
                 continue
-            p = parent.get(n)
+            p = _parent(n, scope)
             if isinstance(p, ast.keyword) and p.arg is None:
                 continue                                  # a ** splat
             if isinstance(p, ast.Subscript) and p.value is n:
