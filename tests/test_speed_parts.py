@@ -1,0 +1,155 @@
+"""The speed-ups of the call-site pass change how it computes, never what: each piece is checked
+against the slow form it replaced."""
+
+from __future__ import annotations
+
+import ast
+import gc
+import json
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from analyzer.gcpolicy import THRESHOLDS, fewer_collections
+from analyzer.sites import astutil
+from analyzer.sites import behaviour as BH
+from analyzer.sites import reach as RC
+
+_SRC = textwrap.dedent('''
+    import os, a.b.c as abc, x.y
+    from . import sibling
+    from ..pkg.mod import (one,   # a comment
+        two as deux)
+    xfrom_q = 1; import late_mod
+    reimport = 2
+    s = "from strmod import hidden"
+    def f(q, *a, k=(1, 2), **kw):
+        from .inner import deep
+        g = lambda z: z + q
+        return [i for i in a if i] + {k: v for k, v in kw.items()}.get(1, deep)(g, *(q,))
+    class C(Base, metaclass=M):
+        @dec(1)
+        async def m(self):
+            async with ctx() as c:
+                await c.x[1:2].y
+            match q:
+                case {"a": 1, **rest}:
+                    pass
+    x = f"{abc.d!r:>{width}}"
+''')
+
+
+def _slow_walk(node):
+    """What ``ast.walk`` gives, less the shared context/operator singletons."""
+    return [n for n in ast.walk(node) if not isinstance(n, astutil._SHARED)]
+
+
+def test_indexed_walk_lists_exactly_the_nodes_ast_walk_does_under_every_node():
+    """Guards: an index that drops or repeats nodes (a walk-based rule would miss a call)."""
+    tree = ast.parse(_SRC)
+    ix = astutil.index(tree)
+    for node in _slow_walk(tree):
+        fast = astutil.walk(node)
+        assert sorted(map(id, fast)) == sorted(map(id, _slow_walk(node)))
+        assert len(fast) == len({id(n) for n in fast})
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, astutil._SHARED):
+                assert astutil.parent(child) is node
+    assert astutil.parent(tree) is None
+    del ix
+
+
+def test_a_dropped_index_falls_back_to_ast_walk():
+    """Guards: a stale position read after the index was freed (a walk of the wrong nodes)."""
+    tree = ast.parse(_SRC)
+    astutil.index(tree)           # not kept: freed at once
+    gc.collect()
+    assert not astutil.indexed(tree)
+    assert sorted(map(id, astutil.walk(tree))) == sorted(map(id, ast.walk(tree)))
+    assert astutil.parent(tree.body[0]) is None
+
+
+def test_a_tree_too_deep_for_recursion_is_indexed_by_the_loop():
+    """Guards: a RecursionError on a deeply nested expression taking the pass down."""
+    tree = ast.parse("x = " + "+".join(["a"] * 600))
+    ref = _slow_walk(tree)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(300)
+    try:
+        ix = astutil.index(tree)
+    finally:
+        sys.setrecursionlimit(old)
+    assert [id(n) for n in ix.nodes] == [id(n) for n in astutil._preorder_recursive(tree)[0]]
+    assert sorted(map(id, ix.nodes)) == sorted(map(id, ref))
+
+
+def _scan_with_word_boundary(text, name, is_pkg):
+    """The import scan as first written (``\\b`` patterns, finditer): the reference."""
+    saved = RC._word_start
+    RC._word_start = lambda rx, t: re.compile(r"\b" + rx.pattern).finditer(t)
+    try:
+        return list(RC._scan_imports(text, name, is_pkg))
+    finally:
+        RC._word_start = saved
+
+
+@pytest.mark.parametrize("text", [
+    _SRC,
+    "xfrom a import b\nfrom c import d\n",
+    "reimport x\nimport y\n_import z\n",
+    "from\\\n  pkg import (a,\n b)\n",
+    "import importlib; importlib.import_module('m')\n",
+    "fromage import x\nfrom.rel import y\n",
+])
+def test_the_fast_import_scan_finds_what_the_word_boundary_scan_finds(text):
+    """Guards: an import edge lost by the literal-prefix search (reach would skip a file that
+    reaches FA4)."""
+    assert list(RC._scan_imports(text, "pkg.mod", False)) == \
+        _scan_with_word_boundary(text, "pkg.mod", False)
+
+
+def test_fewer_collections_restores_the_callers_thresholds():
+    """Guards: the pytest plugin's host process left with the audit's collector settings."""
+    old = gc.get_threshold()
+    with fewer_collections():
+        assert gc.get_threshold() == tuple(max(a, b) for a, b in zip(old, THRESHOLDS))
+    assert gc.get_threshold() == old
+
+
+def test_the_sandbox_child_reads_a_framed_request_without_eof():
+    """Guards: a prewarmed child that waits for an end of input that never comes (other
+    processes may hold the pipe open)."""
+    body = json.dumps({"modules": [], "jobs": [], "trusted_path": [], "cpu_s": 20,
+                       "mem_mb": 512, "job_cpu_s": 4})
+    proc = subprocess.Popen([sys.executable, "-I", "-S", str(BH.CHILD)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    proc.stdin.write(f"FA4-REQ {len(body)}\n{body}")
+    proc.stdin.flush()                    # stdin stays open
+    out = proc.stdout.read()
+    proc.wait(timeout=30)
+    proc.stdin.close()
+    assert json.loads(out) == {"jobs": []}
+
+
+def test_the_sandbox_child_still_reads_plain_json():
+    out = subprocess.run([sys.executable, "-I", "-S", str(BH.CHILD)], text=True,
+                         capture_output=True, timeout=30,
+                         input=json.dumps({"modules": [], "jobs": []})).stdout
+    assert json.loads(out) == {"jobs": []}
+
+
+def test_prewarmed_children_serve_batches_and_release_stops_the_spare():
+    """Guards: a batch answered by a child that already served another (state carried over) and
+    a spare child left running after the pass."""
+    BH.release()
+    BH.prewarm()
+    first = BH._SPARE[0]
+    runner = BH.Runner([])
+    assert runner._run([]) == []
+    assert BH._SPARE and BH._SPARE[0] is not first and first.returncode == 0
+    spare = BH._SPARE[0]
+    BH.release()
+    assert not BH._SPARE and spare.returncode is not None
