@@ -153,3 +153,58 @@ def test_prewarmed_children_serve_batches_and_release_stops_the_spare():
     spare = BH._SPARE[0]
     BH.release()
     assert not BH._SPARE and spare.returncode is not None
+
+
+def _aliases(tree):
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.asname or a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            out |= {a.asname or a.name for a in node.names if a.name != "*"}
+    return out
+
+
+_CHAIN_CASES = [
+    "import transformer_engine as te\nx = te.pytorch.attention\n",
+    "import te\ndef g():\n    yield from te.gen()\n    raise X from te\n",
+    "import te\nfrom te.sub import q\nfrom te import (r)\n",
+    "import te\ny = te . pytorch  # c\nz = te.\\\n  a.b(te)\nw = f'{te.q}'\n",
+    "import te\nwith f() as te: pass\nv = te[0].x\nu = te(1).y\n",
+    "import te\nfor te.x in y: pass\nclass A(te.Base, metaclass=te.M): pass\n",
+]
+
+
+@pytest.mark.parametrize("src", _CHAIN_CASES)
+def test_text_chains_hold_every_chain_the_syntax_tree_has(src):
+    """Guards: the text shortcut answering "no FA4 through this name" while the syntax tree has
+    a chain it missed (a module that reaches FA4 would be skipped)."""
+    tree = ast.parse(src)
+    for alias in _aliases(tree):
+        text = RC.text_chains(src, alias)
+        assert text is not None and RC.alias_chains(tree, alias) <= text
+
+
+def test_text_chains_give_up_where_a_parenthesis_may_continue_the_chain():
+    assert RC.text_chains("import te\nx = (te.a).b\n", "te") is None
+    assert RC.text_chains("import te\nx = (te).b\n", "te") is None
+
+
+def test_text_chains_hold_every_chain_in_this_repository():
+    """The same superset property over every module of the tool and its test trees."""
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent.parent
+    checked = 0
+    for path in sorted(list((here / "analyzer").rglob("*.py")) + list((here / "tests").rglob("*.py"))):
+        src = path.read_text(encoding="utf-8")
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            continue
+        for alias in _aliases(tree):
+            text = RC.text_chains(src, alias)
+            if text is not None:
+                assert RC.alias_chains(tree, alias) <= text, (path, alias)
+                checked += 1
+    assert checked > 500

@@ -819,6 +819,50 @@ def _blind_calls(tree: ast.Module, source: str) -> list[tuple]:
     return out
 
 
+_IMPORT_WORD = re.compile(r"(?<!\w)(import|as|from)\s+$")
+_IMPORT_NEXT = re.compile(r"(?:\s|\\\r?\n)+import(?!\w)")
+_CHAIN_GAP = re.compile(r"(?:\s|\\\r?\n|#[^\n]*)*")
+_IDENT = re.compile(r"[^\W\d]\w*")
+
+
+def text_chains(source: str, alias: str) -> set[tuple] | None:
+    """The attribute chains read off ``alias`` as the text spells them, for every place the
+    name occurs outside an import statement's names: a superset of ``alias_chains`` (strings
+    and comments add chains, never remove one). None when the text cannot tell: a chain
+    followed by ``).`` may continue past a parenthesis (``(te.x).y``), which only the syntax
+    tree can follow. Identifiers are compared after NFKC normalisation, as Python does."""
+    import unicodedata
+
+    if not source.isascii():
+        source = unicodedata.normalize("NFKC", source)
+    out: set[tuple] = set()
+    for m in re.finditer(r"(?<![\w.])" + re.escape(alias) + r"(?!\w)", source):
+        prev = _IMPORT_WORD.search(source[max(0, m.start() - 16):m.start()])
+        if prev is not None and prev.group(1) != "from":
+            continue            # ``import alias``, ``... as alias``: a name bound, not a use
+        pos = m.end()
+        chain = []
+        while True:
+            p = _CHAIN_GAP.match(source, pos).end()
+            if source.startswith(".", p):
+                q = _CHAIN_GAP.match(source, p + 1).end()
+                ident = _IDENT.match(source, q)
+                if ident is None:
+                    break
+                chain.append(ident.group())
+                pos = ident.end()
+                continue
+            if source.startswith(")", p):
+                after = _CHAIN_GAP.match(source, p + 1).end()
+                if source.startswith(".", after):
+                    return None
+            break
+        if prev is not None and _IMPORT_NEXT.match(source, pos):
+            continue            # ``from alias(.x) import``: not a use (``yield from alias`` is)
+        out.add(tuple(chain) if chain else ("<bare>",))
+    return out
+
+
 _CHAINS: dict = {}
 
 
@@ -992,13 +1036,19 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
             if not alias:
                 return mod
             info = index.modules.get(m)
-            t = info.tree if info is not None else None
-            if t is None:
-                return mod
-            key = (m, alias)
-            if key not in chain_cache:
-                chain_cache[key] = alias_chains(t, alias)
             base = mod.split(".")[0] if alias == mod.split(".")[0] else mod
+            key = (m, alias)
+            if key not in chain_cache and info is not None and info._tree is None:
+                # no syntax tree yet: the text's chains (a superset) may already show that no
+                # use of the name reaches FA4, and the file is then never parsed here
+                quick = text_chains(info.source, alias)
+                if quick is not None and not any(chain_fa4(base, c) for c in quick):
+                    chain_cache[key] = set()
+            if key not in chain_cache:
+                t = info.tree if info is not None else None
+                if t is None:
+                    return mod
+                chain_cache[key] = alias_chains(t, alias)
             for chain in sorted(chain_cache[key]):
                 if chain_fa4(base, chain):
                     return f"{base}." + ".".join(c for c in chain if c != "<bare>") \
