@@ -82,6 +82,13 @@ class _Parser:
         self.irs: dict[str, ModuleIR] = {}
         self.hits = 0
         self.parse_s = 0.0
+        self._pool: ProcessPoolExecutor | None = None
+
+    def close(self) -> None:
+        """Stop the worker processes (the pass calls this when it has every file it needs)."""
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
 
     def parse(self, rels) -> None:
         self.start(rels)
@@ -114,11 +121,13 @@ class _Parser:
         # libcst is imported by each worker, not here first: the workers' imports run side by
         # side while this process builds the import graph (imported here, before the fork, the
         # 0.12 s import kept the second core idle)
-        if len(jobs) > 1 and self.jobs > 1:
-            workers = min(self.jobs, len(jobs))
-            ex = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork"))
-            futs = [ex.submit(_parse_job, j) for j in jobs]
-            self._pending = (todo, keys, jobs, ex, futs)
+        if jobs and (self._pool is not None or (len(jobs) > 1 and self.jobs > 1)):
+            if self._pool is None:
+                # kept for later rounds (``close``): their workers have libcst loaded already
+                self._pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(jobs)),
+                                                 mp_context=get_context("fork"))
+            futs = [self._pool.submit(_parse_job, j) for j in jobs]
+            self._pending = (todo, keys, jobs, self._pool, futs)
         self.parse_s += time.perf_counter() - t0
         self._t_start = time.perf_counter()
 
@@ -132,8 +141,9 @@ class _Parser:
                 for f in futs:
                     rel, off, ir = f.result()
                     parts.setdefault(rel, []).append((off, ir))
-            finally:
-                ex.shutdown()
+            except BaseException:
+                self.close()
+                raise
         else:
             for j in jobs:
                 rel, off, ir = _parse_job(j)

@@ -23,6 +23,7 @@ from analyzer.sites.parse import _Parser, _max_bytes, _modname
 from analyzer.sites.records import _reach_findings, _reach_json, _records, _USES
 
 MAX_ROUNDS = 12
+_OPEN: list = []        # parsers whose worker processes the pass must stop, even on failure
 
 
 def _over_cap(rel: str, data: dict, cap: int, failures: list) -> None:
@@ -58,6 +59,8 @@ def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence
     finally:
         B.EXTRA_FA4.clear()
         BH.release()
+        while _OPEN:
+            _OPEN.pop().close()
 
 
 def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules, resolvers,
@@ -115,6 +118,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     wrapper_names = {B.TREE_WRAPPER} | {w for w in wrappers if w}
     needles = prefilter.seeds(wrappers)
     parser = _Parser(data, jobs, use_cache, progress)
+    _OPEN.append(parser)
     # files that spell FlashAttention are parsed (libcst, worker processes) while the import
     # graph is built here; files the graph adds are parsed after it
     spelled = {rel for rel, d in data.items() if d and prefilter.matches(d, needles)}
@@ -202,6 +206,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
         failures.append(Finding(R.UNPARSEABLE.code, R.UNPARSEABLE.name,
                                 f"the pass kept finding new files after {MAX_ROUNDS} rounds",
                                 "", 0, 0, (), "failure"))
+    parser.close()          # every file the pass needs is parsed
 
     for rel in sorted(parser.irs):
         ir = parser.irs[rel]
