@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from analyzer.sites import bindings as B
 from analyzer.sites.astutil import indexed, parent as _parent_of, walk
-from analyzer.sites.flow import FAFunc, FuncRef, ModRef
+from analyzer.sites.flow import ExtRef, FAFunc, FuncRef, ModRef
+from analyzer.sites.reach import _resolve
 
 
 @dataclass(frozen=True)
@@ -48,14 +49,37 @@ def _candidates(solver, mod, info, may_hold=None) -> set[str]:
             out.add(name)
     tree = info.tree
     assigns = []
+    by_name = {m.name: m for m in solver.mods.values()}
+
+    def binds_fa4(module: str, name: str) -> bool:
+        """What a parsed module binds ``name`` to, as the solver sees it."""
+        src_mod = by_name.get(module)
+        if src_mod is None or src_mod is mod:
+            return False
+        vals = solver.env(src_mod).get(name)
+        if vals is None:
+            return False
+        try:
+            vs = solver.force(vals)
+        except RecursionError:
+            return True
+        return any(isinstance(v, (FAFunc, ModRef)) for v, _ in vs)
+
     for n in walk(tree):
-        if isinstance(n, (ast.Import, ast.ImportFrom)):
-            src = n.module or "" if isinstance(n, ast.ImportFrom) else ""
+        if isinstance(n, ast.Import):
+            for a in n.names:
+                # ``import a.b.c`` binds ``a``: every chain under ``a`` can be read off it
+                bound = a.name if a.asname else a.name.split(".")[0]
+                if may_hold is None or may_hold(bound):
+                    out.add((a.asname or a.name).split(".")[0])
+        elif isinstance(n, ast.ImportFrom):
+            src = _resolve(mod.name, mod.is_pkg, n.module, n.level) if n.level else \
+                (n.module or "")
             for a in n.names:
                 full = f"{src}.{a.name}" if src else a.name
-                if may_hold is None or n.__class__ is ast.ImportFrom and n.level \
-                        or may_hold(full) or may_hold(src):
-                    out.add((a.asname or a.name).split(".")[0])
+                if may_hold is None or may_hold(full) or may_hold(src) \
+                        or binds_fa4(src, a.name):
+                    out.add(a.asname or a.name)
         elif isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) \
                 and getattr(n, "value", None) is not None:
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
@@ -209,6 +233,20 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
                 wrapped = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
                            and judge.normalised(v)]
                 mods = [v for v in vals if _is_fa4_module(v)]
+                if not raw and not mods and any(
+                        isinstance(v, ModRef) and (may_hold is None or may_hold(v.name))
+                        for v in vals):
+                    # a module of the tree that holds FA4 somewhere under it: what is read off
+                    # it (``pkg.fa.flash_attn_func``, ``getattr(pkg.fa, name)``) or where the
+                    # module itself goes decides
+                    why, what = _tree_module_use(sc, node, fn_of(qual), solver, call_at, path,
+                                                 judge, may_hold)
+                    if why and in_wrapper and why.startswith("is stored in self."):
+                        why = ""
+                    if why:
+                        out.append(Escape(path, node.lineno, node.col_offset + 1,
+                                          f"{what} {why}"))
+                    continue
                 if wrapped:
                     p = sc.parent.get(node)
                     if isinstance(p, ast.Attribute) and p.attr == "__wrapped__":
@@ -230,6 +268,96 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
     for e in out:
         uniq.setdefault((e.path, e.line, e.col), e)
     return [uniq[k] for k in sorted(uniq)]
+
+
+def _attribute_chain(sc, node, fn, solver):
+    """The longest attribute chain read off ``node`` (``a.fa.flash_attn_func`` for ``a``) and
+    the values the solver gives it: (the outermost Attribute node, values), or (node, ())."""
+    top, expr = node, ("N", node.id)
+    p = sc.parent.get(node)
+    while isinstance(p, ast.Attribute) and p.value is top:
+        top, expr = p, ("A", expr, p.attr)
+        p = sc.parent.get(p)
+    if top is node:
+        return node, frozenset()
+    return top, _eval(solver, fn, expr)
+
+
+# builtins whose result carries nothing read off their argument
+_INTROSPECTION = frozenset({"hasattr", "isinstance", "issubclass", "id", "repr", "str", "print",
+                            "bool", "callable", "hash", "len", "format"})
+
+
+def _chain_expr(node) -> tuple:
+    """The flow layer's expression for a Name/Attribute chain."""
+    if isinstance(node, ast.Attribute):
+        return ("A", _chain_expr(node.value), node.attr)
+    return ("N", node.id)
+
+
+def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
+                     may_hold=None) -> tuple[str, str]:
+    """A name bound to a module that holds FA4 somewhere under it (a re-exporting module of the
+    tree, a package above one): ("" or why the use is not followed, what is used)."""
+    def fa4_raw(vals):
+        return sorted({v.entry.name for v in vals if isinstance(v, FAFunc)
+                       and v.entry.version == "fa4" and not judge.normalised(v)})
+
+    cur, expr = node, ("N", node.id)
+    p = sc.parent.get(node)
+    if isinstance(p, ast.Attribute) and p.value is node:
+        top, vals = _attribute_chain(sc, node, fn, solver)
+        raw = fa4_raw(vals)
+        if raw:
+            return (_use(sc, top, fn, solver, call_at, path),
+                    f"{ast.unparse(top)} ({', '.join(raw)})")
+        if not any(isinstance(v, ModRef) and (may_hold is None or may_hold(v.name))
+                   for v in vals):
+            return "", ""
+        # the chain ends at a module that holds FA4 (``pkg.fa``): where that goes decides
+        cur, p = top, sc.parent.get(top)
+        expr = _chain_expr(top)
+    if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "getattr" \
+            and p.args and p.args[0] is cur:
+        name = p.args[1] if len(p.args) > 1 else None
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            vals = _eval(solver, fn, ("A", expr, name.value))
+            raw = fa4_raw(vals)
+            if not raw:
+                return "", ""
+            return _use(sc, p, fn, solver, call_at, path), f"{ast.unparse(p)} ({', '.join(raw)})"
+        return ("is read with getattr(...) by a computed name",
+                f"{ast.unparse(cur)} (a module holding FA4)")
+    what = f"{ast.unparse(cur)} (a module holding FA4)"
+    node = cur
+    if isinstance(p, ast.Call):
+        if p.func is node:
+            return "", ""
+        if isinstance(p.func, ast.Name) and p.func.id in _INTROSPECTION and any(
+                isinstance(v, ExtRef) and v.qual == f"builtins.{p.func.id}"
+                for v in _eval(solver, fn, ("N", p.func.id))):
+            return "", ""           # hasattr(mod, ...), isinstance(...): nothing of it leaves
+        if _in_tree_callee(solver, fn, p):
+            return "", ""
+        return f"is passed to {ast.unparse(p.func)}(...), which the pass does not follow", what
+    if isinstance(p, ast.keyword):
+        call = sc.parent.get(p)
+        if isinstance(call, ast.Call) and _in_tree_callee(solver, fn, call):
+            return "", ""
+        return f"is passed as {p.arg}= to a callee the pass does not follow", what
+    return _use(sc, node, fn, solver, call_at, path), what
+
+
+def _eval(solver, fn, expr) -> frozenset:
+    from analyzer.sites.flow import _FnCtx, _ModCtx
+
+    if fn is None:
+        return frozenset()
+    ctx = _FnCtx(solver, fn, False) if fn.ir is not None else _ModCtx(solver, fn.mod, None)
+    try:
+        return frozenset(v for v, _ in solver.eval(ctx, expr))
+    except RecursionError:
+        return frozenset()
 
 
 def _in_tree_callee(solver, fn, call: ast.Call) -> bool:

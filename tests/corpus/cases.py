@@ -538,5 +538,60 @@ case("fa2_only/twin", {
                "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n",
 }, "import attn\nattn.forward(1, 2, 3)\n", "safe")
 
+# 14. an entry point read off an in-tree module by an attribute chain, kept in a registry and
+# called through it (nothing the flow follows: only the escape check sees it)
+_CHAIN_FA = {"pkg/__init__.py": "", "pkg/fa.py": FA}
+case("module_chain_registry", {
+    **_CHAIN_FA,
+    "user.py": "import pkg.fa\n\nTABLE = {'attn': pkg.fa.flash_attn_func}\n\n\n"
+               "def run(q, k, v):\n"
+               "    return TABLE['attn'](q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import user\nuser.run(1, 2, 3)\n", "unknown",
+    why="FA4 sits in a dict the flow does not follow; TE's (-1, 0) reaches it through the dict")
+case("module_chain_registry/twin", {
+    **_CHAIN_FA,
+    "user.py": "import pkg.fa\n\n\ndef run(q, k, v):\n"
+               "    return pkg.fa.flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n",
+}, "import user\nuser.run(1, 2, 3)\n", "safe",
+    why="the same chain called directly, with FA4's own spelling: the flow follows it")
+
+# 15. a name a module binds to FA4 through a function's return, imported inside a function of
+# another module and registered there
+_RET_FA = {
+    "pkg/__init__.py": "",
+    "pkg/m.py": FA + "\n\ndef make():\n    return flash_attn_func\n\n\nn = make()\n",
+    "pkg/user.py": "from pkg.m import n\n\nn2 = n\n",
+}
+case("local_import_registry", {
+    **_RET_FA,
+    "pkg/other.py": "REG = {}\n\n\ndef register():\n    from pkg.user import n2\n"
+                    "    REG['attn'] = n2\n\n\ndef run(q, k, v):\n"
+                    "    return REG['attn'](q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import pkg.other as o\no.register()\no.run(1, 2, 3)\n", "unknown",
+    why="the registry holds FA4 itself; the import graph does not list pkg/user.py as reaching "
+        "FA4, the flow does")
+case("local_import_registry/twin", {
+    **_RET_FA,
+    "pkg/other.py": "def run(q, k, v):\n    from pkg.user import n2\n"
+                    "    return n2(q, k, v, causal=True, window_size=(None, 0))\n",
+}, "import pkg.other as o\no.run(1, 2, 3)\n", "safe",
+    why="the same name imported in a function and called there with FA4's own spelling")
+
+# 16. an in-tree module that re-exports FA4, read with getattr by a computed name
+case("module_getattr_computed", {
+    **_CHAIN_FA,
+    "user.py": "import pkg.fa\n\n\ndef run(q, k, v, name='flash_attn_func'):\n"
+               "    f = getattr(pkg.fa, name)\n"
+               "    return f(q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import user\nuser.run(1, 2, 3)\n", "unknown",
+    why="which entry point getattr returns is decided at run time")
+case("module_getattr_computed/twin", {
+    **_CHAIN_FA,
+    "user.py": "import pkg.fa\n\n\ndef run(q, k, v):\n"
+               "    if hasattr(pkg.fa, 'flash_attn_func'):\n"
+               "        return pkg.fa.flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n",
+}, "import user\nuser.run(1, 2, 3)\n", "safe",
+    why="hasattr hands nothing on; the call is followed")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
