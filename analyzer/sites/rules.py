@@ -220,7 +220,10 @@ FA4_ESCAPE = _rule(
     "a container the pass does not follow, passed to a callee outside the tree (other than as "
     "the first argument of a wrapping call such as `functools.partial(fa4, ...)`, which is "
     "followed and run), read with `getattr` by a computed name, or bypassed through "
-    "`__wrapped__`. Calls made through it later cannot be seen, so the tree is unknown, never "
+    "`__wrapped__`. The same holds for an entry point read off a module of the tree that "
+    "re-exports FA4 (`pkg.fa.flash_attn_func`, `getattr(pkg.fa, name)`) and for such a module "
+    "handed on where the pass does not follow it (`hasattr`, `isinstance` and the like hand "
+    "nothing on). Calls made through it later cannot be seen, so the tree is unknown, never "
     "safe.",
     "Calls through an escaped entry point are exactly the ones a spelling-based check misses.",
     _FA + "\nIMPLS = {'fa4': flash_attn_func}\n\n"
