@@ -111,31 +111,32 @@ def _candidates(solver, mod, info, may_hold=None) -> set[str]:
 
 
 def _statements_with(info, names: set[str]):
-    """(statement, scope qualname, class prefix) for every statement -- nested bodies
-    included -- whose own text mentions one of ``names``. Walks statements only."""
+    """(statement, scope qualname, class) for every statement -- nested bodies included --
+    whose own text mentions one of ``names``; ``class`` names the class whose body holds the
+    statement directly (its names are class attributes), else None. Walks statements only."""
     import re
 
     if not names:
         return
     pat = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
-    stack = [(info.tree.body, "<module>", "")]
+    stack = [(info.tree.body, "<module>", "", None)]
     while stack:
-        body, scope, prefix = stack.pop()
+        body, scope, prefix, cls = stack.pop()
         for st in body:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 qual = f"{prefix}{st.name}"
-                stack.append((st.body, qual, qual + ".<locals>."))
+                stack.append((st.body, qual, qual + ".<locals>.", None))
                 heads = list(st.decorator_list) + [d for d in st.args.defaults
                                                    + st.args.kw_defaults if d is not None]
                 for h in heads:
                     if pat.search(ast.unparse(h)):
-                        yield h, scope
+                        yield h, scope, cls
                 continue
             if isinstance(st, ast.ClassDef):
-                stack.append((st.body, scope, f"{prefix}{st.name}."))
+                stack.append((st.body, scope, f"{prefix}{st.name}.", f"{prefix}{st.name}"))
                 for h in list(st.decorator_list) + list(st.bases):
                     if pat.search(ast.unparse(h)):
-                        yield h, scope
+                        yield h, scope, cls
                 continue
             subs = []
             for attr in ("body", "orelse", "finalbody"):
@@ -148,24 +149,26 @@ def _statements_with(info, names: set[str]):
                 subs.append(c.body)
             if subs:
                 for b in subs:
-                    stack.append((b, scope, prefix))
+                    stack.append((b, scope, prefix, cls))
                 heads = [getattr(st, a) for a in ("test", "iter", "target", "subject")
                          if getattr(st, a, None) is not None]
                 heads += [i.context_expr for i in getattr(st, "items", ()) or ()]
                 for h in heads:
                     if pat.search(info.segment(h)):
-                        yield h, scope
+                        yield h, scope, cls
                 continue
             if pat.search(info.segment(st)):
-                yield st, scope
+                yield st, scope, cls
 
 
 class _Local:
     """The parent of each node of one statement (what ``_use`` reads); the statement itself
     has none here. Read off the tree's index when it has one, else built by a walk."""
 
-    def __init__(self, root, scope):
+    def __init__(self, root, scope, cls=None, judge=None):
         self.root = root
+        self.cls = cls              # the class whose body holds the statement, if any
+        self.judge = judge
         self._map = None if indexed(root) else {}
         if self._map is not None:
             for n in ast.walk(root):
@@ -216,13 +219,14 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
             return mod.top if qual == "<module>" else solver.fns.get((path, qual))
 
         names = _candidates(solver, mod, info, may_hold)
-        for stmt, qual in _statements_with(info, names):
+        out.extend(_namespace_reads(solver, mod, info, judge))
+        for stmt, qual, cls in _statements_with(info, names):
             owner = fn_of(qual)
             # the wrapper's own code was run in the sandbox as a whole: the FA4 function it
             # keeps on itself (self.fn = fn) is what the checked chain calls
             in_wrapper = owner is not None and owner.ir is not None and \
                 judge.inside_proved_wrapper(owner) is not None
-            sc = _Local(stmt, qual)
+            sc = _Local(stmt, qual, cls, judge)
             for node in walk(stmt):
                 if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
                         and node.id in names):
@@ -283,6 +287,10 @@ def _attribute_chain(sc, node, fn, solver):
     return top, _eval(solver, fn, expr)
 
 
+# attributes that hand out a module's whole namespace
+_NAMESPACE_ATTRS = frozenset({"__dict__", "__getattribute__", "__getattr__"})
+# builtins that hand out a namespace by name
+_NAMESPACE_CALLS = ("globals", "vars", "locals")
 # builtins whose result carries nothing read off their argument
 _INTROSPECTION = frozenset({"hasattr", "isinstance", "issubclass", "id", "repr", "str", "print",
                             "bool", "callable", "hash", "len", "format"})
@@ -293,6 +301,89 @@ def _chain_expr(node) -> tuple:
     if isinstance(node, ast.Attribute):
         return ("A", _chain_expr(node.value), node.attr)
     return ("N", node.id)
+
+
+def _namespace_reads(solver, mod, info, judge) -> list[Escape]:
+    """``globals()``, ``vars()``, ``locals()`` in a module whose names hold an unchecked FA4
+    entry point: every name can be read back by a string."""
+    src = info.source
+    if not any(f"{n}(" in src for n in _NAMESPACE_CALLS):
+        return []
+    held: dict[str, set] = {}         # module-level name -> the unchecked FA4 entries it holds
+    for name, vals in solver.env(mod).items():
+        try:
+            vs = solver.force(vals)
+        except RecursionError:
+            vs = frozenset()
+        entries = {v.entry.name for v, _ in vs if isinstance(v, FAFunc)
+                   and v.entry.version == "fa4" and not judge.normalised(v)}
+        if entries:
+            held[name] = entries
+    if not held:
+        return []
+    out = []
+    for n in walk(info.tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
+                and n.func.id in _NAMESPACE_CALLS and not n.args and not n.keywords \
+                and any(isinstance(v, ExtRef) and v.qual == f"builtins.{n.func.id}"
+                        for v in _eval(solver, mod.top, ("N", n.func.id))):
+            key = _constant_key(n)
+            if key is not None and key not in held:
+                continue            # globals()["X"], globals().get("X"): only X is read
+            shown = sorted(held[key]) if key is not None else sorted(set().union(*held.values()))
+            out.append(Escape(info.path, n.lineno, n.col_offset + 1,
+                              f"{n.func.id}() hands out this module's names, among them FA4 "
+                              f"{', '.join(shown)}, to be read by a string"))
+    return out
+
+
+def _constant_key(call: ast.Call) -> str | None:
+    """The one name read off ``globals()`` when the code spells it: ``globals()["X"]``,
+    ``globals().get("X", ...)``; None when any name may be read."""
+    p = _parent_of(call)
+    if isinstance(p, ast.Subscript) and p.value is call and isinstance(p.slice, ast.Constant) \
+            and isinstance(p.slice.value, str) and isinstance(p.ctx, ast.Load):
+        return p.slice.value
+    if isinstance(p, ast.Attribute) and p.value is call and p.attr == "get":
+        q = _parent_of(p)
+        if isinstance(q, ast.Call) and q.func is p and q.args \
+                and isinstance(q.args[0], ast.Constant) and isinstance(q.args[0].value, str):
+            return q.args[0].value
+    return None
+
+
+def _ir_calls(mod) -> dict:
+    """(line, byte col) -> the flow layer's call expression there, for one module."""
+    cache = mod.__dict__.get("_escape_calls")
+    if cache is None:
+        from analyzer.sites.ir import ClassIR, FuncIR
+
+        cache = {}
+        stack: list = [mod.ir.body]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, (list, tuple)):
+                if len(x) == 4 and x[0] == "C" and isinstance(x[3], list) and len(x[3]) == 4 \
+                        and isinstance(x[3][0], int):
+                    cache.setdefault((x[3][0], x[3][1]), x)
+                stack.extend(x)
+            elif isinstance(x, FuncIR):
+                stack.extend([x.body, x.decorators, [d for _, _, d in x.params]])
+            elif isinstance(x, ClassIR):
+                stack.extend([x.body, x.decorators, x.bases])
+        mod._escape_calls = cache
+    return cache
+
+
+def _wrapped_proved(sc, call, fn, solver) -> bool:
+    """The wrapping call's value, as the flow evaluates it, is FA4 behind a proved wrapper."""
+    if sc.judge is None or fn is None:
+        return False
+    e = _ir_calls(fn.mod).get((call.lineno, call.col_offset))
+    if e is None:
+        return False
+    vals = [v for v in _eval(solver, fn, e) if isinstance(v, FAFunc) and v.entry.version == "fa4"]
+    return bool(vals) and all(sc.judge.normalised(v) for v in vals)
 
 
 def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
@@ -307,6 +398,15 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
     p = sc.parent.get(node)
     if isinstance(p, ast.Attribute) and p.value is node:
         top, vals = _attribute_chain(sc, node, fn, solver)
+        attrs = []
+        x = top
+        while isinstance(x, ast.Attribute):
+            attrs.append(x.attr)
+            x = x.value
+        if _NAMESPACE_ATTRS & set(attrs):
+            return ("has its namespace read through "
+                    f".{next(a for a in reversed(attrs) if a in _NAMESPACE_ATTRS)}",
+                    f"{ast.unparse(top)} (a module holding FA4)")
         raw = fa4_raw(vals)
         if raw:
             return (_use(sc, top, fn, solver, call_at, path),
@@ -403,7 +503,17 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
                 return ""
             return "is called here, but the call was not analysed"
         if p.args and p.args[0] is child:
-            return ""                       # a wrapping call: followed as a chain
+            # a wrapping call, followed as a chain: fine where its value is a proved wrapper or
+            # lands where the flow follows it; otherwise the wrapped value escapes
+            if isinstance(sc.parent.get(p), ast.Expr) and not _in_tree_callee(solver, fn, p):
+                # the result is dropped: only what the callee keeps can be used later
+                why = (f"is handed to {ast.unparse(p.func)}(...), which may keep it where the "
+                       "pass does not follow")
+            else:
+                why = _use(sc, p, fn, solver, call_at, path)
+            if why and _wrapped_proved(sc, p, fn, solver):
+                return ""
+            return why
         if _in_tree_callee(solver, fn, p):
             return ""
         callee = ast.unparse(p.func)
@@ -417,6 +527,8 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
         targets = p.targets if isinstance(p, ast.Assign) else [p.target]
         bad = [t for t in targets if not isinstance(t, ast.Name)]
         if not bad:
+            if p is sc.root and sc.cls is not None:
+                return f"is stored in class attribute {sc.cls}.{ast.unparse(targets[0])}"
             return ""
         return f"is stored in {ast.unparse(bad[0])}"
     if isinstance(p, (ast.Compare, ast.If, ast.While, ast.Assert, ast.UnaryOp, ast.Expr,
@@ -460,6 +572,8 @@ def _module_use(sc, node, fn, solver, call_at, path) -> str:
     if isinstance(p, ast.Attribute):
         if p.attr in B.FA4_ENTRIES or p.attr in ("interface", "cute"):
             return _use(sc, p, fn, solver, call_at, path)
+        if p.attr in _NAMESPACE_ATTRS:
+            return f"has its namespace read through .{p.attr}"
         return ""
     if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "getattr" \
             and p.args and p.args[0] is node:

@@ -39,7 +39,7 @@ from typing import Iterable
 
 from fa4_patch import names as N
 
-SUMMARY_VERSION = 12
+SUMMARY_VERSION = 13
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -525,14 +525,6 @@ def _bindings(tree: ast.Module, name: str, is_pkg: bool) -> dict:
     return {k: frozenset(v) for k, v in out.items()}
 
 
-# what a dynamic import or torch's FA4 switch looks like in text (any spelling the expression
-# walk below recognises matches this: an over-approximation, checked before parsing)
-_DYNAMIC_RE = re.compile(r"import_module|__import__|\bmodules\b|activate_flash_attention_impl"
-                         r"|varlen_attn\s*\(|_flash_attention_(?:forward|backward)")
-_EXPR_NEEDLES = ("import_module", "__import__", "modules", "activate_flash_attention_impl",
-                 "window_size")
-
-
 def _stmt_imports(tree: ast.Module):
     """Every import statement anywhere in the file, walking statements only (no expressions:
     an import is always a statement)."""
@@ -564,10 +556,12 @@ _VENDOR_RE = re.compile(r"\bdef\s+(flash_attn_func|flash_attn_varlen_func|_flash
 # what a dynamic import or torch's FA4 switch looks like in text (any spelling the expression
 # walk below recognises matches this: an over-approximation, checked before parsing)
 _DYNAMIC_RE = re.compile(r"import_module|__import__|\bmodules\b|activate_flash_attention_impl"
-                         r"|varlen_attn\s*\(|_flash_attention_(?:forward|backward)")
+                         r"|varlen_attn\s*\(|_flash_attention_(?:forward|backward)"
+                         r"|(?<![\w.])(?:exec|eval)\s*\(")
 _EXPR_NEEDLES = ("import_module", "__import__", "sys.modules", "from sys import",
                  "import sys as", "activate_flash_attention_impl", "varlen_attn",
-                 "_flash_attention_")
+                 "_flash_attention_", "exec", "eval")
+_CODE_RUNNERS = ("exec", "eval", "builtins.exec", "builtins.eval")
 
 
 _WORD_CHAR = re.compile(r"\w")
@@ -699,7 +693,10 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                 continue
             head, _, rest = d.partition(".")
             full = import_aliases.get(head, head) + ("." + rest if rest else "")
-            if d == "__import__" or full == "importlib.import_module":
+            if full in _CODE_RUNNERS:
+                _code_run(s, node, consts, parents)
+            elif d == "__import__" or d.endswith(".__import__") \
+                    or full == "importlib.import_module":
                 arg = node.args[0] if node.args else None
                 c = _const_str(arg, consts) if arg is not None else None
                 parent = parents()
@@ -734,6 +731,41 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                                                why.startswith("calls")))
                 if c is not None:
                     s.uses.append((node.lineno, node.col_offset + 1, ("mod", c, "")))
+
+
+def _code_run(s: FileSummary, node: ast.Call, consts: dict, parents) -> None:
+    """``exec(...)`` / ``eval(...)``: the code it runs may import FA4 or call it. Constant code
+    is read: its imports are import edges (FA4 among them is reported like a constant dynamic
+    import of FA4), and a call in it that can carry a window is unknown where it stands.
+    Computed code, or code that does not parse, is a computed dynamic import whose result
+    escapes (calls handing a window to a callee nothing resolves become unknown)."""
+    arg = node.args[0] if node.args else None
+    code = _const_str(arg, consts) if arg is not None else None
+    text = " ".join((ast.unparse(node) or "exec(...)").split())[:80]
+    where = (node.lineno, node.col_offset + 1)
+    try:
+        tree = ast.parse(code) if code is not None else None
+    except (SyntaxError, ValueError):
+        tree = None
+    if tree is None:
+        s.dynamic.append(DynamicImport(*where, text, None, True,
+                                       "runs code built at run time", False))
+        return
+    for st in ast.walk(tree):
+        if isinstance(st, ast.Import):
+            for a in st.names:
+                s.uses.append((*where, ("mod", a.name, "")))
+                s.dynamic.append(DynamicImport(*where, text, a.name, True,
+                                               "runs code that imports it", False))
+        elif isinstance(st, ast.ImportFrom) and not st.level and st.module:
+            for a in st.names:
+                s.uses.append((*where, ("imp", st.module, a.name)))
+                s.dynamic.append(DynamicImport(*where, text, st.module, True,
+                                               "runs code that imports it", False))
+        elif isinstance(st, ast.Call) and _call_carries_window(st):
+            s.dynamic.append(DynamicImport(*where, text, None, True,
+                                           "runs code that makes a call which can carry a "
+                                           "window", True))
 
 
 def _window_dicts(fn) -> set[str]:
@@ -998,8 +1030,8 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
     def chain_fa4(mod: str, chain: tuple) -> bool:
         cur = mod
         for attr in chain:
-            if attr == "<bare>":
-                return module_has_fa4(cur)
+            if attr == "<bare>" or attr in ("__dict__", "__getattribute__", "__getattr__"):
+                return module_has_fa4(cur)     # the module itself, or its whole namespace
             if is_origin(cur):
                 return origin_attr(cur, attr)
             tm = tree(cur)

@@ -593,5 +593,69 @@ case("module_getattr_computed/twin", {
 }, "import user\nuser.run(1, 2, 3)\n", "safe",
     why="hasattr hands nothing on; the call is followed")
 
+# 17. FA4 kept as a class attribute (``staticmethod(fa4)``) and called through the class
+_CALL_RUN = "\n\ndef run(q, k, v):\n    return {callee}(q, k, v, causal=True, window_size={w})\n"
+case("class_attribute", {
+    "m.py": FA + "\n\nclass A:\n    fn = staticmethod(flash_attn_func)\n"
+            + _CALL_RUN.format(callee="A.fn", w="(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown", why="a class attribute is not followed")
+case("class_attribute/twin", {
+    "m.py": FA + "from fa4_patch import wrap\n\n\nclass A:\n"
+            "    fn = staticmethod(wrap(flash_attn_func))\n"
+            + _CALL_RUN.format(callee="A.fn", w="(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="only a proved wrapper is kept on the class")
+
+# 18. a pass-through wrapper's result stored in a registry dict
+_PASS = "\n\ndef passthru():\n    def deco(f):\n        return f\n    return deco\n"
+case("registry_of_wrapped", {
+    "m.py": FA + _PASS + "\n\nIMPLS = {'fa4': passthru()(flash_attn_func)}\n"
+            + _CALL_RUN.format(callee="IMPLS['fa4']", w="(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown",
+    why="a wrapping call is followed only where its value goes: here into a dict")
+case("registry_of_wrapped/twin", {
+    "m.py": FA + "from fa4_patch import wrap\n\nIMPLS = {'fa4': wrap(flash_attn_func)}\n"
+            + _CALL_RUN.format(callee="IMPLS['fa4']", w="(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="the dict holds only a proved wrapper")
+
+# 19. globals() read by a computed name
+case("globals_by_name", {
+    "m.py": FA + "\n\ndef run(q, k, v, name='flash_attn_func'):\n"
+            "    return globals()[name](q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import m\nm.run(1, 2, 3)\n", "unknown", why="any module name can be read back by a string")
+case("globals_by_name/twin", {
+    "m.py": FA + "\nCONF = globals().get('CONF_OVERRIDE', 1)\n"
+            + _CALL_RUN.format(callee="flash_attn_func", w="(None, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="only CONF_OVERRIDE is read back")
+
+# 20. a module's namespace read through __dict__
+case("module_namespace", {
+    "fa.py": FA,
+    "m.py": "import fa\n" + _CALL_RUN.format(callee="fa.__dict__['flash_attn_func']",
+                                             w="(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown", why="__dict__ hands out every name of the module")
+case("module_namespace/twin", {
+    "fa.py": FA,
+    "m.py": "import fa\n" + _CALL_RUN.format(callee="fa.flash_attn_func", w="(None, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "safe")
+
+# 21. FA4 imported by code run with exec, or by builtins.__import__
+case("exec_import", {
+    "m.py": "exec('from flash_attn.cute.interface import flash_attn_func')\n"
+            + _CALL_RUN.format(callee="flash_attn_func", w="(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown", why="the name exec binds is not followed")
+case("exec_import/twin", {
+    "m.py": "exec('import json')\n" + FA + _CALL_RUN.format(callee="flash_attn_func",
+                                                            w="(None, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="the code exec runs imports json only")
+case("builtins_dunder_import", {
+    "m.py": "import builtins\n\nfi = builtins.__import__('flash_attn.cute.interface', "
+            "fromlist=['flash_attn_func'])\n" + _CALL_RUN.format(callee="fi.flash_attn_func",
+                                                                  w="(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown", why="a dynamic import of FA4 spelled another way")
+case("builtins_dunder_import/twin", {
+    "m.py": "import builtins\n\njs = builtins.__import__('json')\n" + FA
+            + _CALL_RUN.format(callee="flash_attn_func", w="(None, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "safe")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
