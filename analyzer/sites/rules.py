@@ -221,10 +221,14 @@ FA4_ESCAPE = _rule(
     "the first argument of a wrapping call such as `functools.partial(fa4, ...)`, which is "
     "followed and run), read with `getattr` by a computed name, or bypassed through "
     "`__wrapped__`. The same holds for an entry point read off a module of the tree that "
-    "re-exports FA4 (`pkg.fa.flash_attn_func`, `getattr(pkg.fa, name)`) and for such a module "
-    "handed on where the pass does not follow it (`hasattr`, `isinstance` and the like hand "
-    "nothing on). Calls made through it later cannot be seen, so the tree is unknown, never "
-    "safe.",
+    "re-exports FA4 (`pkg.fa.flash_attn_func`, `getattr(pkg.fa, name)`, `pkg.fa.__dict__`) "
+    "and for such a module handed on where the pass does not follow it (`hasattr`, "
+    "`isinstance` and the like hand nothing on); for FA4 kept as a class attribute; for a "
+    "wrapping call (`w(fa4)`, `partial(fa4, ...)`) whose value lands in one of those places or "
+    "is dropped after an external callee took it, unless the wrapper is proved; and for "
+    "`globals()`/`vars()`/`locals()` in a module whose names hold FA4 (a constant key that is "
+    "not one of them is fine). Calls made through it later cannot be seen, so the tree is "
+    "unknown, never safe.",
     "Calls through an escaped entry point are exactly the ones a spelling-based check misses.",
     _FA + "\nIMPLS = {'fa4': flash_attn_func}\n\n"
     "def attn(q, k, v):\n"
@@ -249,7 +253,10 @@ DYNAMIC_IMPORT = _rule(
     "result is used for a call that can carry a window (a window keyword, a `**` splat, six "
     "or more positional arguments) or escapes, when the module name is not a constant (it "
     "may be FA4), or when it is a constant naming FA4 (calls through it are not followed). "
-    "A constant naming an in-tree module is an ordinary import edge.",
+    "`builtins.__import__` counts as `__import__`. Code run by `exec(...)`/`eval(...)` is "
+    "read when it is a constant: its imports are import edges (FA4 among them is reported), "
+    "and a call in it that can carry a window is reported; computed code is a computed "
+    "import that escapes. A constant naming an in-tree module is an ordinary import edge.",
     "PyTorch's FA4 registration loads FA4 this way and passes TE-style `-1` bounds through.",
     "import importlib\n\n"
     "def load(path, q, k, v):\n"
