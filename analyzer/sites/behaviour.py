@@ -514,6 +514,12 @@ def extract(index, modname: str, roots: Iterable[str], depth: int = 0,
     for st in stmts:
         for n in _bound_names(st):
             defs.setdefault(n, []).append(st)
+    # a module-level name a function rebinds (``global n``), or any name when the module writes
+    # its namespace by a string (``globals()[k] = ...``), holds more than its module-level
+    # statements give: left opaque (touching it is "unknown"), never read off one statement
+    for n in _rebound_globals(info):
+        defs.pop(n, None)
+    outside = _StoredOutside(index, info)
     want = list(roots)
     chosen: list[ast.stmt] = []
     opaque: set[str] = set()
@@ -524,8 +530,8 @@ def extract(index, modname: str, roots: Iterable[str], depth: int = 0,
         if n in seen:
             continue
         seen.add(n)
-        if n not in defs:
-            if not hasattr(builtins, n):
+        if n not in defs or outside.stores(n):
+            if n in defs or not hasattr(builtins, n):
                 opaque.add(n)
             continue
         for st in defs[n]:
@@ -553,6 +559,64 @@ def extract(index, modname: str, roots: Iterable[str], depth: int = 0,
         body.append(_dedent(seg, st.col_offset))
     src = "\n\n".join(pre + body) + "\n"
     return [src], sorted(opaque), ""
+
+
+class _StoredOutside:
+    """Names of one module that another file of the tree may rebind by attribute:
+    ``mod.NAME = ...`` / ``mod.NAME += ...`` / ``setattr(mod, "NAME", ...)`` in a file whose
+    text names the module (its last dotted part) -- an over-approximation read off the text."""
+
+    def __init__(self, index, info):
+        self.index, self.info = index, info
+        self.short = info.name.rsplit(".", 1)[-1].encode()
+        self._memo: dict[str, bool] = {}
+
+    def stores(self, name: str) -> bool:
+        hit = self._memo.get(name)
+        if hit is None:
+            hit = self._memo[name] = self._scan(name)
+        return hit
+
+    def _scan(self, name: str) -> bool:
+        import re
+
+        needle = name.encode()
+        pat = re.compile(rb"\.\s*" + re.escape(needle) + rb"\s*(?:[-+*/|&^%@]|//|<<|>>|\*\*)?=(?!=)"
+                         rb"|setattr\s*\([^)]*['\"]" + re.escape(needle) + rb"['\"]")
+        for other in self.index.modules.values():
+            if other is self.info or needle not in other.raw or self.short not in other.raw:
+                continue
+            if pat.search(other.raw):
+                return True
+        return False
+
+
+def _rebound_globals(info) -> set[str]:
+    """Module-level names of ``info`` something other than a module-level statement may bind:
+    ``global`` declarations in functions, and every name when ``globals()``/``vars()`` is
+    subscripted, ``.update``d or ``.setdefault``-ed (a write by a string)."""
+    cached = info.__dict__.get("_rebound")
+    if cached is not None:
+        return cached
+    out: set[str] = set()
+    src = info.source
+    if "global" in src or "globals" in src or "vars" in src:
+        from analyzer.sites.astutil import parent, walk
+
+        for n in walk(info.tree):
+            if isinstance(n, ast.Global):
+                out.update(n.names)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
+                    and n.func.id in ("globals", "vars") and not n.args:
+                p = parent(n)
+                if p is None or (isinstance(p, ast.Subscript) and isinstance(p.ctx, ast.Store)) \
+                        or (isinstance(p, ast.Attribute) and p.attr in
+                            ("update", "setdefault", "__setitem__", "pop")):
+                    out.add("*")
+    if "*" in out:
+        out = {n for st in module_statements(info.tree) for n in _bound_names(st)}
+    info._rebound = out
+    return out
 
 
 def _dedent(seg: str, col: int) -> str:

@@ -823,11 +823,32 @@ class Solver:
 
     def global_value(self, m: Mod, name: str) -> frozenset:
         env = self.env(m)
+        rebinders = self._global_rebinders(m).get(name)
+        if rebinders:
+            # a function that declares ``global name`` and assigns it: after it runs, the module
+            # name holds what it assigned (it may run before any use)
+            out = set(self.force(env[name])) if name in env else set()
+            for f in rebinders:
+                out |= self._memo(("global", f.key, name),
+                                  lambda f=f: self._local(f, name, False))
+            return frozenset(out)
         if name in env:
             return self.force(env[name])
         if name in _BUILTINS:
             return frozenset({(ExtRef(f"builtins.{name}"), EMPTY)})
         return frozenset({(Opaque(f"unbound name {name}"), EMPTY)})
+
+    def _global_rebinders(self, m: Mod) -> dict:
+        """name -> the functions of ``m`` that declare it ``global`` and assign it."""
+        r = m.__dict__.get("_rebinders")
+        if r is None:
+            r = {}
+            for f in m.all_fns:
+                if f.ir is not None:
+                    for n in f.globals & set(f.defs):
+                        r.setdefault(n, []).append(f)
+            m._rebinders = r
+        return r
 
     def _local(self, fn: Fn, name: str, static: bool) -> frozenset:
         out = set()

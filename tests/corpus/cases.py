@@ -657,5 +657,29 @@ case("builtins_dunder_import/twin", {
             + _CALL_RUN.format(callee="flash_attn_func", w="(None, 0)"),
 }, "import m\nm.run(1, 2, 3)\n", "safe")
 
+# 22. a window constant a function rebinds (``global``) or another module rebinds by attribute
+case("window_global_rebound", {
+    "m.py": FA + "\nW = (None, 0)\n\n\ndef setup():\n    global W\n    W = (-1, 0)\n"
+            + _CALL_RUN.format(callee="flash_attn_func", w="W"),
+}, "import m\nm.setup()\nm.run(1, 2, 3)\n", "unknown",
+    why="after setup() the module's W is TE's (-1, 0)")
+case("window_global_rebound/twin", {
+    "m.py": FA + "\nW = (None, 0)\n\n\ndef setup():\n    w = (-1, 0)\n    return w\n"
+            + _CALL_RUN.format(callee="flash_attn_func", w="W"),
+}, "import m\nm.setup()\nm.run(1, 2, 3)\n", "safe", why="setup() binds a local only")
+case("window_set_from_outside", {
+    "consts.py": "W = (None, 0)\n",
+    "launch.py": "import consts\n\n\ndef configure():\n    consts.W = (-1, 0)\n",
+    "m.py": "import launch\nlaunch.configure()\n" + FA + "from consts import W\n"
+            + _CALL_RUN.format(callee="flash_attn_func", w="W"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown",
+    why="another module rebinds consts.W before m reads it")
+case("window_set_from_outside/twin", {
+    "consts.py": "W = (None, 0)\n",
+    "launch.py": "import consts\n\n\ndef configure():\n    return consts.W\n",
+    "m.py": "import launch\nlaunch.configure()\n" + FA + "from consts import W\n"
+            + _CALL_RUN.format(callee="flash_attn_func", w="W"),
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="launch only reads consts.W")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
