@@ -212,10 +212,15 @@ def _namespace(name, sources, opaque):
 # ----------------------------------------------------------------------------- the stand-in
 
 class _Placeholder:
-    """A tensor argument: only identity matters."""
+    """A tensor argument: only identity matters. Reading any attribute of it (``q.ndim``,
+    ``getattr(q, "dtype", ...)``) makes the run unanalysable: a wrapper whose window handling
+    depends on the tensors cannot be proved on stand-ins."""
 
     def __repr__(self):
         return "<tensor>"
+
+    def __getattr__(self, name):
+        raise Unanalysable(f"an attribute of a tensor argument (.{name})")
 
 
 def _recorder(entry, params, required, log):
@@ -244,13 +249,24 @@ def _recorder(entry, params, required, log):
         # Python binds the arguments to ``real``'s own signature (FA4's parameters); a
         # TypeError can only come from that binding: ``real``'s body is ``note`` above
         try:
-            return real(*args, **kwargs)
+            out = real(*args, **kwargs)
         except TypeError as exc:
             raise Rejected(str(exc)) from None
+        if FAIL_FIRST[0] and len(log) == 1:
+            raise InjectedFailure("FA4 failed (injected by the audit)")
+        return out
 
     fa4.__name__ = fa4.__qualname__ = entry
     fa4.__signature__ = sig
     return fa4
+
+
+class InjectedFailure(RuntimeError):
+    """FA4 raising, as a real kernel can (an unsupported shape, out of memory): what a wrapper
+    does next -- retry with the raw window, fall back -- is part of its behaviour."""
+
+
+FAIL_FIRST = [False]
 
 
 class Rejected(Exception):
@@ -412,9 +428,54 @@ def run_chain(job):
                                                   bool(log[0].get("causal"))]
                         if not tracked and "skip" not in res:
                             out["results"].append(res)
+    if job.get("recovers"):
+        _after_failure(fn, log, entry, params, required, grid, out)
     out["seen"] = sorted(SEEN)
     out["flags"] = sorted(FLAGS)
     return out
+
+
+def _after_failure(fn, log, entry, params, required, grid, out):
+    """The same calls with FA4 failing the first time: every call the wrapper makes after it
+    catches the failure is judged like a first call (a retry with the raw window is a silent
+    wrong band); re-raising, or giving up without calling FA4 again, is no band at all."""
+    FAIL_FIRST[0] = True
+    try:
+        for L in grid:
+            for R in grid:
+                for causal in (True, False):
+                    for form, args, kwargs in _forms(entry, params, required, L, R, causal):
+                        del log[:]
+                        try:
+                            fn(*args, **kwargs)
+                        except Unanalysable as exc:
+                            out["results"].append({"form": form, "L": L, "R": R,
+                                                   "causal": causal, "tracked": False,
+                                                   "error": f"unknown: touches {exc}"})
+                            continue
+                        except (MemoryError, RecursionError) as exc:
+                            out["results"].append({
+                                "form": form, "L": L, "R": R, "causal": causal,
+                                "tracked": False,
+                                "error": f"unknown: hit the sandbox's limits ({type(exc).__name__})"})
+                            continue
+                        except Exception:
+                            continue          # the failure reaches the caller: loud
+                        for call in log[1:]:
+                            res = {"form": form, "L": L, "R": R, "causal": causal,
+                                   "tracked": False, "retry": True}
+                            wl, wr, why = _received(call, entry)
+                            if why:
+                                res["error"] = f"after FA4 failed once: {why}"
+                            elif not (_side_ok(_plain(wl)) and _side_ok(_plain(wr))):
+                                res["error"] = (f"after FA4 failed once, it received a bound "
+                                                f"that is not an int or None: {_show(wl)}, "
+                                                f"{_show(wr)}")
+                            else:
+                                res["got"] = [_plain(wl), _plain(wr), bool(call.get("causal"))]
+                            out["results"].append(res)
+    finally:
+        FAIL_FIRST[0] = False
 
 
 def _values(kind, grid):

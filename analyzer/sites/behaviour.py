@@ -262,6 +262,11 @@ class Runner:
             raise AuditError(f"the behaviour sandbox failed (exit {proc.returncode}): {tail[0]}")
         return json.loads(out)["jobs"]
 
+    def _recovers(self, layers) -> bool:
+        """Some layer's code can catch an exception: it is also run with FA4 failing once."""
+        return any("except" in src for l in layers if l.module and l.module in self.modules
+                   for src in self.modules[l.module].sources)
+
     # -- chains --------------------------------------------------------------------------
     def verify_chains(self, items: list[tuple[tuple[Layer, ...], str, tuple, int]]
                       ) -> list[ChainResult]:
@@ -287,7 +292,7 @@ class Runner:
             if not todo:
                 break
             jobs = [{"kind": "chain", "entry": k[1], "params": list(k[2]), "required": k[3],
-                     "grid": grid_for(c),
+                     "grid": grid_for(c), "recovers": self._recovers(k[0]),
                      "layers": [{"module": l.module, "template": l.template, "label": l.label,
                                  "trusted_fa4_patch": l.trusted_fa4_patch, "bind": l.bind,
                                  "skippable": not l.names_window}
