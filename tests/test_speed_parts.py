@@ -208,3 +208,17 @@ def test_text_chains_hold_every_chain_in_this_repository():
                 assert RC.alias_chains(tree, alias) <= text, (path, alias)
                 checked += 1
     assert checked > 500
+
+
+@pytest.mark.parametrize("text, expect", [
+    ("x = eval('1')", True), ("exec (code)", True), ("f = (exec\n(1))", True),
+    ("import builtins\nbuiltins.exec(s)", True),
+    ("y.eval()", False), ("evaluate(x)", False), ("_exec(1)", False), ("m.exec(s)", False),
+])
+def test_code_runner_search_finds_every_builtin_call_spelling(text, expect):
+    """Guards: a file running code with exec/eval skipped by the plain-search shortcut (its
+    imports would never be read)."""
+    assert RC._runs_code(text) is expect
+    if expect:
+        tree = ast.parse(text)
+        assert any(isinstance(n, ast.Call) for n in ast.walk(tree))

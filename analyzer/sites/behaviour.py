@@ -263,9 +263,25 @@ class Runner:
         return json.loads(out)["jobs"]
 
     def _recovers(self, layers) -> bool:
-        """Some layer's code can catch an exception: it is also run with FA4 failing once."""
-        return any("except" in src for l in layers if l.module and l.module in self.modules
-                   for src in self.modules[l.module].sources)
+        """Some function of a layer's code can catch an exception (a ``try`` in a function
+        body; module-level ``try`` only runs at import): the chain is also run with FA4 failing
+        once. Code that does not parse here counts as catching."""
+        for l in layers:
+            if not l.module or l.module not in self.modules:
+                continue
+            for src in self.modules[l.module].sources:
+                if "except" not in src and "finally" not in src:
+                    continue
+                try:
+                    tree = ast.parse(src)
+                except SyntaxError:
+                    return True
+                for fn in ast.walk(tree):
+                    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                            isinstance(n, (ast.Try, getattr(ast, "TryStar", ast.Try)))
+                            for n in ast.walk(fn)):
+                        return True
+        return False
 
     # -- chains --------------------------------------------------------------------------
     def verify_chains(self, items: list[tuple[tuple[Layer, ...], str, tuple, int]]
@@ -575,6 +591,7 @@ class _StoredOutside:
         self.index, self.info = index, info
         self.short = info.name.rsplit(".", 1)[-1].encode()
         self._memo: dict[str, bool] = {}
+        self._naming: list | None = None      # the other files whose text names the module
 
     def stores(self, name: str) -> bool:
         hit = self._memo.get(name)
@@ -586,12 +603,24 @@ class _StoredOutside:
         import re
 
         needle = name.encode()
-        pat = re.compile(rb"\.\s*" + re.escape(needle) + rb"\s*(?:[-+*/|&^%@]|//|<<|>>|\*\*)?=(?!=)"
-                         rb"|setattr\s*\([^)]*['\"]" + re.escape(needle) + rb"['\"]")
-        for other in self.index.modules.values():
-            if other is self.info or needle not in other.raw or self.short not in other.raw:
-                continue
-            if pat.search(other.raw):
+        store = re.compile(rb"\s*(?:[-+*/|&^%@]|//|<<|>>|\*\*)?=(?!=)")
+        setattr_pat = re.compile(rb"setattr\s*\([^)]*['\"]" + re.escape(needle) + rb"['\"]")
+        if self._naming is None:
+            self._naming = [o for o in self.index.modules.values()
+                            if o is not self.info and self.short in o.raw]
+        for other in self._naming:
+            raw = other.raw
+            i = raw.find(needle)
+            while i != -1:
+                j = i + len(needle)
+                after_ok = j >= len(raw) or not (raw[j:j + 1].isalnum() or raw[j:j + 1] == b"_")
+                k = i - 1
+                while k >= 0 and raw[k:k + 1] in b" \t\\\r\n":
+                    k -= 1
+                if after_ok and k >= 0 and raw[k:k + 1] == b"." and store.match(raw, j):
+                    return True                 # ``something.NAME = ...``
+                i = raw.find(needle, j)
+            if b"setattr" in raw and setattr_pat.search(raw):
                 return True
         return False
 

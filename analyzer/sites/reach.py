@@ -556,11 +556,31 @@ _VENDOR_RE = re.compile(r"\bdef\s+(flash_attn_func|flash_attn_varlen_func|_flash
 # what a dynamic import or torch's FA4 switch looks like in text (any spelling the expression
 # walk below recognises matches this: an over-approximation, checked before parsing)
 _DYNAMIC_RE = re.compile(r"import_module|__import__|\bmodules\b|activate_flash_attention_impl"
-                         r"|varlen_attn\s*\(|_flash_attention_(?:forward|backward)"
-                         r"|(?<![\w.])(?:exec|eval)\s*\(")
+                         r"|varlen_attn\s*\(|_flash_attention_(?:forward|backward)")
 _EXPR_NEEDLES = ("import_module", "__import__", "sys.modules", "from sys import",
                  "import sys as", "activate_flash_attention_impl", "varlen_attn",
-                 "_flash_attention_", "exec", "eval")
+                 "_flash_attention_")
+_OPEN_PAREN = re.compile(r"\s*\(")
+
+
+def _runs_code(text: str) -> bool:
+    """The text spells ``exec(`` or ``eval(`` as a name or ``builtins.exec(`` (not
+    ``x.eval(``, not ``evaluate(``):
+    an over-approximation of the builtin calls, found by plain search (``re`` has no literal
+    prefix for it and would scan every byte)."""
+    for word in ("exec", "eval"):
+        i = text.find(word)
+        while i != -1:
+            j = i + 4
+            before = text[i - 1] if i else " "
+            if before == "." and text[max(0, i - 9):i] == "builtins.":
+                before = " "                    # builtins.exec(...)
+            if not (before.isalnum() or before in "_.") and \
+                    (j >= len(text) or not (text[j].isalnum() or text[j] == "_")) and \
+                    _OPEN_PAREN.match(text, j):
+                return True
+            i = text.find(word, j)
+    return False
 _CODE_RUNNERS = ("exec", "eval", "builtins.exec", "builtins.eval")
 
 
@@ -643,7 +663,8 @@ def summarize(rel: str, source: str, info: "ModuleInfo | None" = None) -> FileSu
     s.uses.extend(_scan_imports(source, name, is_pkg))
     maybe_vendored = "window_size" in source and "def _flash_attn_fwd" in source or \
         ("_resolve_causal_local_window" in source and "def flash_attn" in source)
-    dynamic = any(n in source for n in _EXPR_NEEDLES) and _DYNAMIC_RE.search(source)
+    dynamic = (any(n in source for n in _EXPR_NEEDLES) and _DYNAMIC_RE.search(source)) \
+        or _runs_code(source)
     needs_tree = (maybe_vendored and len(set(_VENDOR_RE.findall(source))) >= 2) or dynamic
     if needs_tree:
         if info is not None:
