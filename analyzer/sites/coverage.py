@@ -192,7 +192,7 @@ class Analysis:
 
     def _call(self, fn: Fn, ctx, call, g, tte, fa, site_info):
         s = self.solver
-        inputs = []       # (Site | None, facts, via, opaque_reason, param_of)
+        inputs = []       # (Site | None, facts, via, opaque_reason, param_of, splat expr | None)
         pos_i = 0
         exact = True
         path = fn.mod.path
@@ -203,7 +203,8 @@ class Analysis:
                     fa4_positions.add((i, key))
         for kind, kw, e, apos in call[2]:
             if kind == "k" and kw in WINDOW_KEYS:
-                inputs.append((Site(path, tuple(apos[:4]), kw, "keyword", fn.key, s.ref(e)), g, (), None, None))
+                inputs.append((Site(path, tuple(apos[:4]), kw, "keyword", fn.key, s.ref(e)), g, (), None, None,
+                               None))
             elif kind == "**":
                 s.search_ok = True
                 try:
@@ -213,19 +214,21 @@ class Analysis:
                 for v, f in splat:
                     if isinstance(v, DictVal):
                         for ent in v.entries:
-                            inputs.append((ent.site, ent.facts | f | g, ent.via, None, None))
+                            inputs.append((ent.site, ent.facts | f | g, ent.via, None, None, e))
                         for r in v.opaque:
-                            inputs.append((None, f | g, (), f"**{expr_label(e)}: {r}", None))
+                            inputs.append((None, f | g, (), f"**{expr_label(e)}: {r}", None, e))
                     elif isinstance(v, Opaque):
-                        inputs.append((None, f | g, (), f"**{expr_label(e)}: {v.reason}", v.param_of))
+                        inputs.append((None, f | g, (), f"**{expr_label(e)}: {v.reason}", v.param_of,
+                                       e))
                     elif not isinstance(v, (Const, ListVal)):  # a list cannot be **-splatted
-                        inputs.append((None, f | g, (), f"**{expr_label(e)}: {type(v).__name__}", None))
+                        inputs.append((None, f | g, (), f"**{expr_label(e)}: {type(v).__name__}",
+                                       None, e))
             elif kind == "p":
                 if exact:
                     for i, key in sorted(fa4_positions):
                         if i == pos_i:
                             inputs.append((Site(path, tuple(apos[:4]), key, "positional", fn.key, s.ref(e)),
-                                           g, (), None, None))
+                                           g, (), None, None, None))
                 pos_i += 1
             elif kind == "*":
                 exact = False
@@ -239,7 +242,7 @@ class Analysis:
                             break
                     if known is None or pos_i + known > min(i for i, _ in fa4_positions):
                         inputs.append((None, g, (), f"*{expr_label(e)}: positional arguments may "
-                                                    f"carry a window", None))
+                                                    f"carry a window", None, None))
                     elif known is not None:
                         pos_i += known
                         exact = True
@@ -250,7 +253,7 @@ class Analysis:
         site_ids = []
         opaque = []
         fa4_inputs = []
-        for site, facts, via, reason, param_of in inputs:
+        for site, facts, via, reason, param_of, splat in inputs:
             reached = set()
             for v, f in fa:
                 if site is not None and site.style == "positional" and \
@@ -268,7 +271,8 @@ class Analysis:
             else:
                 opaque.append(reason)
             if "fa4" in reached:
-                fa4_inputs.append((site, reason, param_of))
+                # ``splat``: the ``**`` expression the input arrived through (None otherwise)
+                fa4_inputs.append((site, reason, param_of, splat))
         reaches_fa4 = bool(fa4)
         if reaches_fa4:
             # decided later, by behaviour and pairs (analyzer.sites.verdicts.decide)

@@ -521,6 +521,63 @@ def _splat_gaps(judge, solver, c) -> list[str]:
     return out
 
 
+def _splat_helpers_proved(judge, solver, c, text) -> dict:
+    """``fa4(..., **helper(kw))`` with ``helper`` a function of the tree: the helper is a
+    call-site normaliser of the keywords it returns. It is run like a wrapper -- a virtual
+    layer ``lambda *a, **kw: fa4(*a, **helper(kw))`` outside the call's own chain -- over every
+    keyword form; where that is proved, nothing that arrives through the splat needs judging
+    (id of the splat expression -> the helper's label)."""
+    from analyzer.sites.flow import FuncRef, _FnCtx, _ModCtx
+
+    out = {}
+    fn = c["fn"]
+    values = [v for v, _ in c["fa4"]]
+    for kind, _kw, e, _pos in c["call"][2]:
+        if kind != "**" or e[0] != "C" or len(e[2]) != 1 or e[2][0][0] != "p":
+            continue
+        ctx = _FnCtx(solver, fn, False) if fn.ir is not None else _ModCtx(solver, fn.mod, None)
+        try:
+            callees = [v for v, _ in solver.eval(ctx, e[1])]
+        except RecursionError:
+            continue
+        if not callees or not all(isinstance(v, FuncRef) and solver.fns.get(v.key) is not None
+                                  and solver.fns[v.key].ir is not None
+                                  and "." not in solver.fns[v.key].qualname for v in callees):
+            continue
+        src = text.span(fn.mod.path, tuple(e[3][:4]))
+        try:
+            node = ast.parse(src.strip(), mode="eval").body
+        except SyntaxError:
+            continue
+        if not isinstance(node, ast.Call) or len(node.args) != 1 or node.keywords:
+            continue
+        func_src = ast.unparse(node.func)
+        info = judge.index.by_path.get(fn.mod.path)
+        if info is None:
+            continue
+        mod = judge.module_for(info.name, BH.free_names(node.func))
+        ext = judge.runner.modules[mod]
+        if ext.refused:
+            continue
+        layer = BH.Layer(f"**{func_src}(...)", module=mod,
+                         template=f"(lambda *__a, **__kw: __fa4_inner__(*__a, **{func_src}(__kw)))",
+                         names_window=True)
+        ok = True
+        for v in values:
+            if v.entry.name not in N.WINDOW_ENTRIES:
+                continue
+            layers = tuple(judge.layer(w) for w in v.chain) + (layer,)
+            params, req = judge.signature(v.entry.name)
+            res = judge.runner.verify_chains([(layers, v.entry.name, tuple(params), req)])[0]
+            fam = res.families.get("keyword") if getattr(res, "families", None) else None
+            if (fam or res).status != "proved":
+                ok = False
+                break
+        if ok and values:
+            out[id(e)] = func_src
+    return out
+
+
 def _causal_values(solver, c, judge=None):
     """What ``causal`` can be at this call: (values, known). By keyword, or by position at the
     index the audited release's signature gives ``causal`` in every entry the call reaches."""
@@ -581,7 +638,12 @@ def decide(calls, solver, text, judge: Judge) -> None:
         if gaps:
             plan["unknown"].extend(gaps)
             plan["forms"].add("keyword")
-        for site, reason, param_of in c["fa4_inputs"]:
+        helped = _splat_helpers_proved(judge, solver, c, text)
+        for site, reason, param_of, splat in c["fa4_inputs"]:
+            if splat is not None and id(splat) in helped:
+                plan["forms"].add("keyword")
+                plan["helped"] = helped[id(splat)]
+                continue
             if site is None:
                 plan["unknown"].append(reason)
                 if reason and reason.startswith("**"):

@@ -717,5 +717,18 @@ case("wrapper_reads_tensor/twin", _wrapper_tree(
     "        return fn(*a, **kw)\n"),
     "import m\nm.run(1, 2, 3)\n", "safe")
 
+# 24. a call-site helper over the kwargs dict: ``fa4(..., **fix(kw))`` (the seed fix spelled at
+# the call); judged by running ``fix`` like a wrapper
+_FIX = ("\n\ndef fix(kw):\n    w = kw.get('window_size')\n    if w is not None:\n"
+        "        kw['window_size'] = {new}\n    return kw\n\n\ndef run(q, k, v):\n"
+        "    return flash_attn_func(q, k, v, **fix({{'causal': True, 'window_size': (-1, 0)}}))\n")
+case("splat_helper", {
+    "m.py": FA + _FIX.format(new="(w[0], w[1])"),
+}, "import m\nm.run(1, 2, 3)\n", "unsafe", why="the helper hands TE's pair on unchanged")
+case("splat_helper/twin", {
+    "m.py": FA + _FIX.format(new=_NORM_TUPLE),
+}, "import m\nm.run(1, 2, 3)\n", "safe",
+    why="the helper normalises every bound; the old entry cannot survive its rewrite")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
