@@ -251,11 +251,27 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
                         out.append(Escape(path, node.lineno, node.col_offset + 1,
                                           f"{what} {why}"))
                     continue
+                chained = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
+                           and v.chain]
                 if wrapped:
                     p = sc.parent.get(node)
                     if isinstance(p, ast.Attribute) and p.attr == "__wrapped__":
                         out.append(Escape(path, p.lineno, p.col_offset + 1,
                                           f"{node.id}.__wrapped__ bypasses the checked wrapper"))
+                if chained:
+                    p = sc.parent.get(node)
+                    if isinstance(p, ast.Attribute) and p.value is node \
+                            and p.attr != "__wrapped__" and (
+                            isinstance(p.ctx, (ast.Store, ast.Del))
+                            or (isinstance(sc.parent.get(p), ast.Call)
+                                and sc.parent.get(p).func is p)):
+                        # the wrapper was checked as built; code that sets its attributes or
+                        # calls its methods may change what it does
+                        what = "sets" if isinstance(p.ctx, ast.Store) else (
+                            "deletes" if isinstance(p.ctx, ast.Del) else "calls")
+                        out.append(Escape(path, p.lineno, p.col_offset + 1,
+                                          f"{node.id}.{p.attr}: the code {what} an attribute of "
+                                          "the checked wrapper, which may change what it does"))
                 if not raw and not mods:
                     continue
                 if mods and not raw:

@@ -730,5 +730,21 @@ case("splat_helper/twin", {
 }, "import m\nm.run(1, 2, 3)\n", "safe",
     why="the helper normalises every bound; the old entry cannot survive its rewrite")
 
+# 25. a checked wrapper switched off after it was built (an attribute it reads)
+_FLAG = ("import functools\n\n\ndef norm(fn):\n    @functools.wraps(fn)\n"
+         "    def inner(*a, **kw):\n        w = kw.get('window_size')\n"
+         "        if inner.enabled and w is not None:\n"
+         f"            kw['window_size'] = {_NORM_TUPLE}\n"
+         "        return fn(*a, **kw)\n    inner.enabled = True\n    return inner\n\n\n"
+         "flash_attn_func = norm(flash_attn_func)\n")
+case("wrapper_switched_off", {
+    "m.py": FA + _FLAG + "flash_attn_func.enabled = False\n"
+            + _CALL_RUN.format(callee="flash_attn_func", w="(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown", why="the wrapper was checked with enabled=True")
+case("wrapper_switched_off/twin", {
+    "m.py": FA + _FLAG + "print(flash_attn_func.enabled)\n"
+            + _CALL_RUN.format(callee="flash_attn_func", w="(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="reading the flag changes nothing")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
