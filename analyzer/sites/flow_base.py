@@ -1,0 +1,593 @@
+"""The flow layer's values, scopes and per-module build (``build_module``), shared by the
+three parts of the solver: ``flow_env`` (imports and module environments),
+``flow_edges`` (call edges and parameter values) and ``flow_values`` (expression values
+and name lookups). ``flow`` composes them; see its docstring for the analysis."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+from analyzer.sites import bindings as B
+from analyzer.sites.bindings import WINDOW_KEYS, Entry
+from analyzer.sites.ir import ClassIR, FuncIR, ModuleIR
+
+if TYPE_CHECKING:
+    from analyzer.sites.flow import Solver
+
+EMPTY: frozenset = frozenset()
+
+
+# ----------------------------------------------------------------------------- values
+
+@dataclass(frozen=True)
+class WrapRef:
+    kind: str       # fa4_patch | tree | other
+    label: str      # how it is spelled, e.g. "no_torch_dynamo()"
+    key: tuple = ()  # (path, qualname) of an in-tree wrapper function
+    at: tuple = ()   # (path, line, col) of the wrapping call ``label(fa4_fn)``
+
+
+@dataclass(frozen=True)
+class FAFunc:
+    entry: Entry
+    chain: tuple = ()            # WrapRef, innermost first
+    binding: str | None = None   # id of the module-level binding that produced this value
+    via: tuple = field(default=(), compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class ModRef:
+    name: str
+    tree: bool
+
+
+@dataclass(frozen=True)
+class FuncRef:
+    key: tuple      # (path, qualname)
+
+
+@dataclass(frozen=True)
+class ClassRef:
+    key: tuple
+
+
+@dataclass(frozen=True)
+class ExtRef:
+    qual: str
+
+
+@dataclass(frozen=True)
+class Unloaded:
+    """A name from an in-tree module the prefilter skipped (it never spells FA or window
+    names, so its globals cannot hold FA entry points or window dicts of their own)."""
+    module: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Const:
+    value: object
+
+
+@dataclass(frozen=True)
+class Opaque:
+    reason: str
+    param_of: tuple | None = None   # set when the unknown comes from a parameter of this function
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a window is written: identity of a window site."""
+    path: str
+    pos: tuple          # (line, col, end_line, end_col, value_line, value_col)
+    key: str            # window_size | window_size_left | window_size_right
+    style: str
+    fn: tuple           # key of the function whose expression holds the value
+    expr_id: int        # id() of the value expression (registry in the solver)
+    tspan: tuple = field(default=(), compare=False, hash=False)  # span holding the value text
+
+
+@dataclass(frozen=True)
+class WinEntry:
+    site: Site
+    facts: frozenset
+    via: tuple = field(default=(), compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class DictVal:
+    alloc: tuple
+    entries: frozenset = EMPTY       # WinEntry
+    opaque: frozenset = EMPTY        # reasons an unseen window may be inside
+
+
+@dataclass(frozen=True)
+class ListVal:
+    alloc: tuple
+    fn: tuple                         # where the elements' expressions live
+    elems: tuple = ()                 # ((index | None, expr_id, facts), ...)
+    base_len: int = 0
+    exact: bool = True
+
+
+def consistent(facts) -> bool:
+    seen = {}
+    for k, b in facts:
+        if seen.setdefault(k, b) != b:
+            return False
+    return True
+
+
+# ----------------------------------------------------------------------------- scopes
+
+class Fn:
+    """A function (or a module's top-level code, qualname "<module>")."""
+
+    def __init__(self, mod: "Mod", ir: FuncIR | None, qualname: str, parent: "Fn | None",
+                 cls: "Cls | None"):
+        self.mod = mod
+        self.ir = ir
+        self.qualname = qualname
+        self.key = (mod.path, qualname)
+        self.parent = parent
+        self.cls = cls
+        self.params = list(ir.params) if ir is not None else []
+        self.first_param = self.params[0][0] if (cls is not None and self.params) else None
+        self.defs: dict[str, list] = {}
+        self.def_count: dict[str, int] = {}
+        self.loop_defined: set[str] = set()
+        self.sub_stores: dict[str, list] = {}
+        self.attr_stores: dict[tuple, list] = {}   # (base key, attr) -> [(value, guards, pos)]
+        self.updates: dict[str, list] = {}         # name -> [(call, guards)]
+        self.list_ext: dict[str, list] = {}        # name -> [(elements, guards)]
+        self.calls: list = []                      # (call, guards, try_typeerror)
+        self.returns: list = []                    # (expr, guards)
+        self.globals: set[str] = set()
+        self.attr_assigned: set[str] = set()
+        self.nested: dict[str, Fn] = {}
+        self.imports: list = []                    # function-local import items
+        self._valid: dict[str, bool] = {}
+        self._guards: dict = {}
+        for i, (name, kind, default) in enumerate(self.params):
+            self.defs.setdefault(name, []).append(("param", (i, kind, default), ()))
+            self.def_count[name] = self.def_count.get(name, 0) + 1
+
+    @property
+    def name(self) -> str:
+        return self.qualname.rsplit(".", 1)[-1]
+
+    def valid_key(self, key: str) -> bool:
+        """A fact key is usable when its value cannot change during one call."""
+        v = self._valid.get(key)
+        if v is None:
+            root = key.split(".", 1)[0]
+            v = (self.ir is not None and self.def_count.get(root, 0) == 1
+                 and root not in self.loop_defined and root not in self.globals
+                 and ("." not in key or key not in self.attr_assigned))
+            self._valid[key] = v
+        return v
+
+    def guards(self, facts) -> frozenset:
+        if not facts:
+            return EMPTY
+        hit = self._guards.get(facts)
+        if hit is None:
+            hit = self._guards[facts] = frozenset(f for f in facts if self.valid_key(f[0]))
+        return hit
+
+
+class Cls:
+    def __init__(self, mod: "Mod", ir: ClassIR, qualname: str):
+        self.mod = mod
+        self.ir = ir
+        self.qualname = qualname
+        self.key = (mod.path, qualname)
+        self.methods: dict[str, Fn] = {}
+
+
+class Mod:
+    def __init__(self, path: str, name: str, is_pkg: bool, ir: ModuleIR):
+        self.path = path
+        self.name = name
+        self.is_pkg = is_pkg
+        self.ir = ir
+        self.functions: dict[str, Fn] = {}
+        self.classes: dict[str, Cls] = {}
+        self.top = Fn(self, None, "<module>", None, None)
+        self.all_fns: list[Fn] = [self.top]
+
+
+def _walk_expr_calls(e, out: list, guards, tte):
+    """Every call expression inside ``e`` (pre-order)."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if not isinstance(x, tuple) or not x:
+            continue
+        tag = x[0]
+        if tag == "C":
+            out.append((x, guards, tte))
+            stack.append(x[1])
+            for a in x[2]:
+                stack.append(a[2])
+        elif tag == "A":
+            stack.append(x[1])
+        elif tag in ("T", "L"):
+            stack.extend(x[1])
+        elif tag == "*":
+            stack.append(x[1])
+        elif tag == "D":
+            for k, v, _ in x[1]:
+                if k is not None:
+                    stack.append(k)
+                stack.append(v)
+        elif tag == "I":
+            stack.append(x[1])
+            stack.append(x[2])
+        elif tag == "S":
+            stack.append(x[1])
+            stack.append(x[2])
+
+
+def build_module(mod: Mod) -> None:
+    """Flatten the IR of a module into per-function tables."""
+
+    def walk(fn: Fn, stmts, guards: tuple, tte: bool, loop: bool, top: bool):
+        for st in stmts:
+            tag = st[0]
+            if tag == "imp":
+                for item in st[1]:
+                    local = item[0]
+                    if local == "*":
+                        continue
+                    fn.defs.setdefault(local, []).append(("import", item, guards))
+                    fn.def_count[local] = fn.def_count.get(local, 0) + 1
+                    if loop:
+                        fn.loop_defined.add(local)
+                    if not top:
+                        fn.imports.append(item)
+            elif tag == "asg":
+                _, targets, value, pos = st
+                _walk_expr_calls(value, fn.calls, guards, tte)
+                for t in targets:
+                    bind(fn, t, value, guards, tte, loop, pos)
+            elif tag == "aug":
+                _, t, value, pos = st
+                _walk_expr_calls(value, fn.calls, guards, tte)
+                if t[0] == "N":
+                    if value[0] in ("L", "T"):
+                        fn.list_ext.setdefault(t[1], []).append((value[1], guards))
+                    else:
+                        fn.defs.setdefault(t[1], []).append(("opaque", "augmented assignment", guards))
+                    fn.def_count[t[1]] = fn.def_count.get(t[1], 0) + 1
+                else:
+                    bind(fn, t, ("O",), guards, tte, loop, pos)
+            elif tag == "if":
+                _, tf, ff, body, orelse = st
+                walk(fn, body, guards + tuple(tf), tte, loop, top)
+                walk(fn, orelse, guards + tuple(ff), tte, loop, top)
+            elif tag == "try":
+                _, body, handlers, orelse, final = st
+                te = tte or any(("TypeError" in names or "*" in names or "Exception" in names)
+                                for names, _ in handlers)
+                walk(fn, body, guards, te, loop, top)
+                for _, hb in handlers:
+                    walk(fn, hb, guards, tte, loop, top)
+                walk(fn, orelse, guards, tte, loop, top)
+                walk(fn, final, guards, tte, loop, top)
+            elif tag == "loop":
+                _, target, it, body, orelse = st
+                _walk_expr_calls(it, fn.calls, guards, tte)
+                if target is not None:
+                    bind(fn, target, ("O",), guards, tte, True, None)
+                walk(fn, body, guards, tte, True, top)
+                walk(fn, orelse, guards, tte, loop, top)
+            elif tag == "with":
+                _, items, body = st
+                for e, t in items:
+                    _walk_expr_calls(e, fn.calls, guards, tte)
+                    if t is not None:
+                        bind(fn, t, ("O",), guards, tte, loop, None)
+                walk(fn, body, guards, tte, loop, top)
+            elif tag == "def":
+                f: FuncIR = st[1]
+                for d in f.decorators:
+                    _walk_expr_calls(d, fn.calls, guards, tte)
+                for _, _, default in f.params:
+                    if default is not None:
+                        _walk_expr_calls(default, fn.calls, guards, tte)
+                child = make_fn(f, fn if fn.ir is not None else None)
+                fn.nested[f.name] = child
+                fn.defs.setdefault(f.name, []).append(("def", child, guards))
+                fn.def_count[f.name] = fn.def_count.get(f.name, 0) + 1
+            elif tag == "cls":
+                c: ClassIR = st[1]
+                for d in c.decorators + c.bases:
+                    _walk_expr_calls(d, fn.calls, guards, tte)
+                cls = make_cls(c)
+                fn.defs.setdefault(c.name, []).append(("class", cls, guards))
+                fn.def_count[c.name] = fn.def_count.get(c.name, 0) + 1
+                # class-body code runs in the enclosing scope's time; calls there are collected
+                walk_class(fn, cls, c.body, guards, tte)
+            elif tag == "ret":
+                _walk_expr_calls(st[1], fn.calls, guards, tte)
+                fn.returns.append((st[1], guards))
+            elif tag == "glob":
+                fn.globals.update(st[1])
+            elif tag == "ex":
+                _walk_expr_calls(st[1], fn.calls, guards, tte)
+            elif tag == "blk":
+                for b in st[1]:
+                    walk(fn, b, guards, tte, loop, top)
+
+    def walk_class(fn: Fn, cls: Cls, stmts, guards, tte):
+        for st in stmts:
+            if st[0] == "def":
+                f: FuncIR = st[1]
+                for d in f.decorators:
+                    _walk_expr_calls(d, fn.calls, guards, tte)
+                m = make_fn(f, fn if fn.ir is not None else None, cls)
+                cls.methods[f.name] = m
+            elif st[0] == "cls":
+                c = st[1]
+                inner = make_cls(c)
+                walk_class(fn, inner, c.body, guards, tte)
+            elif st[0] in ("asg", "ex", "ret"):
+                e = st[2] if st[0] == "asg" else st[1]
+                _walk_expr_calls(e, fn.calls, guards, tte)
+            elif st[0] == "if":
+                walk_class(fn, cls, st[3], guards, tte)
+                walk_class(fn, cls, st[4], guards, tte)
+            elif st[0] == "try":
+                walk_class(fn, cls, st[1], guards, tte)
+                for _, hb in st[2]:
+                    walk_class(fn, cls, hb, guards, tte)
+                walk_class(fn, cls, st[3], guards, tte)
+                walk_class(fn, cls, st[4], guards, tte)
+
+    def bind(fn: Fn, t, value, guards, tte, loop, pos):
+        tag = t[0]
+        if tag == "N":
+            name = t[1]
+            fn.defs.setdefault(name, []).append(("expr", (value, pos), guards))
+            fn.def_count[name] = fn.def_count.get(name, 0) + 1
+            if loop:
+                fn.loop_defined.add(name)
+        elif tag == "S":
+            _, base, idx, spos = t
+            _walk_expr_calls(base, fn.calls, guards, tte)
+            _walk_expr_calls(idx, fn.calls, guards, tte)
+            if base[0] == "N":
+                fn.sub_stores.setdefault(base[1], []).append((idx, value, guards, spos, pos))
+        elif tag == "A":
+            _, base, attr = t
+            _walk_expr_calls(base, fn.calls, guards, tte)
+            k = _keyof(base)
+            if k is not None:
+                fn.attr_stores.setdefault((k, attr), []).append((value, guards, pos))
+                fn.attr_assigned.add(f"{k}.{attr}")
+        elif tag in ("T",):
+            elts = t[1]
+            if value[0] in ("T", "L") and len(value[1]) == len(elts) and \
+                    not any(isinstance(x, tuple) and x and x[0] == "*" for x in value[1]):
+                for sub, v in zip(elts, value[1]):
+                    bind(fn, sub, v, guards, tte, loop, pos)
+            else:
+                for sub in elts:
+                    bind(fn, sub, ("O",), guards, tte, loop, pos)
+        elif tag == "*":
+            bind(fn, t[1], ("O",), guards, tte, loop, pos)
+
+    def make_fn(f: FuncIR, parent: Fn | None, cls: Cls | None = None) -> Fn:
+        child = Fn(mod, f, f.qualname, parent, cls)
+        mod.functions[f.qualname] = child
+        mod.all_fns.append(child)
+        for _, _, default in f.params:
+            if default is not None:
+                pass
+        walk(child, f.body, (), False, False, False)
+        return child
+
+    def make_cls(c: ClassIR) -> Cls:
+        cls = Cls(mod, c, c.qualname)
+        mod.classes[c.qualname] = cls
+        return cls
+
+    walk(mod.top, mod.ir.body, (), False, False, True)
+    for fn in mod.all_fns:
+        for call, guards, _ in fn.calls:
+            func = call[1]
+            if func[0] == "A" and func[1][0] == "N":
+                if func[2] == "update":
+                    fn.updates.setdefault(func[1][1], []).append((call, guards))
+                elif func[2] in ("append", "extend", "insert"):
+                    args = [a[2] for a in call[2] if a[0] == "p"]
+                    if func[2] == "append" and args:
+                        fn.list_ext.setdefault(func[1][1], []).append(([args[0]], guards))
+                    elif func[2] == "extend" and args and args[0][0] in ("L", "T"):
+                        fn.list_ext.setdefault(func[1][1], []).append((args[0][1], guards))
+                    elif args:
+                        fn.list_ext.setdefault(func[1][1], []).append(([("O",)], guards))
+
+
+def _keyof(e) -> str | None:
+    if e[0] == "N":
+        return e[1]
+    if e[0] == "A":
+        b = _keyof(e[1])
+        return f"{b}.{e[2]}" if b else None
+    return None
+
+
+def expr_label(e, depth: int = 0) -> str:
+    """A short spelling of an IR expression (labels of wrappers and callees)."""
+    if depth > 6 or not isinstance(e, tuple) or not e:
+        return "..."
+    tag = e[0]
+    if tag == "N":
+        return e[1]
+    if tag == "A":
+        return f"{expr_label(e[1], depth + 1)}.{e[2]}"
+    if tag == "C":
+        inner = "" if not e[2] else "..."
+        return f"{expr_label(e[1], depth + 1)}({inner})"
+    if tag == "K":
+        return repr(e[1])
+    if tag == "S":
+        return f"{expr_label(e[1], depth + 1)}[{expr_label(e[2], depth + 1)}]"
+    if tag == "T":
+        return "(" + ", ".join(expr_label(x, depth + 1) for x in e[1]) + ")"
+    return "..."
+
+
+# ----------------------------------------------------------------------------- solver
+
+class NeedLoad(Exception):
+    pass
+
+
+def _relevant(vals) -> frozenset:
+    """What a value set means for the results: opaque values (whatever their reason) and
+    constants cannot become FA entry points, dicts or lists."""
+    if not isinstance(vals, frozenset):
+        return vals
+    return frozenset(x for x in vals if not isinstance(x[0], (Opaque, Const, ExtRef, Unloaded)))
+
+
+def _translate_value(v, keymap: dict, step: str):
+    if isinstance(v, DictVal):
+        ents = frozenset(WinEntry(x.site, frozenset((keymap[k], b) for k, b in x.facts if k in keymap),
+                                  x.via + (step,)) for x in x_iter(v.entries))
+        return DictVal(v.alloc, ents, v.opaque)
+    if isinstance(v, FAFunc):
+        return FAFunc(v.entry, v.chain, v.binding, v.via + (step,))
+    return v
+
+
+def x_iter(s):
+    return s
+
+
+def _why(v) -> str:
+    if isinstance(v, Opaque):
+        return v.reason
+    return type(v).__name__
+
+
+def _pt(pos) -> tuple:
+    """(line, col, end_line, end_col) of a position list (0s when unknown)."""
+    if not pos or not isinstance(pos[0], int):
+        return (0, 0, 0, 0)
+    return tuple(pos[:4])
+
+
+class _Lazy:
+    """An import at module level, resolved only when the name is looked up (so the pass never
+    loads a module nobody asks about)."""
+
+    def __init__(self, solver: Solver, m: Mod, item):
+        self.solver, self.m, self.item = solver, m, item
+
+    def __call__(self):
+        return self.solver._memo(("lazy", self.m.path, self.item[0], self.item[3], self.item[1], self.item[2]),
+                                 lambda: self.solver.import_value(self.m, self.item, self.m.top))
+
+
+def _join(*envs: dict) -> dict:
+    out: dict = {}
+    for env in envs:
+        for k, v in env.items():
+            cur = out.get(k)
+            parts = v if isinstance(v, tuple) else (v,)
+            if cur is None:
+                out[k] = parts if isinstance(v, tuple) else v
+            else:
+                cparts = cur if isinstance(cur, tuple) else (cur,)
+                merged = list(cparts)
+                for p in parts:
+                    if p not in merged:
+                        merged.append(p)
+                out[k] = tuple(merged)
+    return out
+
+
+class _FnCtx:
+    __slots__ = ("solver", "fn", "static", "mod")
+
+    def __init__(self, solver: Solver, fn: Fn, static: bool):
+        self.solver, self.fn, self.static = solver, fn, static
+        self.mod = fn.mod
+
+    def lookup(self, name):
+        return self.solver.lookup(self.fn, name, self.static)
+
+
+class _ModCtx:
+    __slots__ = ("solver", "mod", "env", "fn", "static")
+
+    def __init__(self, solver: Solver, mod: Mod, env):
+        self.solver, self.mod, self.env = solver, mod, env
+        self.fn = None
+        self.static = True   # module level never needs parameter values
+
+    def lookup(self, name):
+        if self.env is None:
+            return self.solver.global_value(self.mod, name)
+        if name in self.env:
+            return self.solver.force(self.env[name])
+        if name in _BUILTINS:
+            return frozenset({(ExtRef(f"builtins.{name}"), EMPTY)})
+        return frozenset({(Opaque(f"unbound name {name}"), EMPTY)})
+
+
+_BUILTINS = frozenset(dir(__builtins__) if isinstance(__builtins__, dict) is False else __builtins__) \
+    | frozenset(dir(sys.modules["builtins"]))
+
+
+__all__ = [
+    'ClassRef',
+    'Cls',
+    'Const',
+    'DictVal',
+    'EMPTY',
+    'ExtRef',
+    'FAFunc',
+    'Fn',
+    'FuncRef',
+    'ListVal',
+    'Mod',
+    'ModRef',
+    'NeedLoad',
+    'Opaque',
+    'Site',
+    'Unloaded',
+    'WinEntry',
+    'WrapRef',
+    '_BUILTINS',
+    '_FnCtx',
+    '_Lazy',
+    '_ModCtx',
+    '_join',
+    '_keyof',
+    '_pt',
+    '_relevant',
+    '_translate_value',
+    '_walk_expr_calls',
+    '_why',
+    'build_module',
+    'consistent',
+    'expr_label',
+    'x_iter',
+    'B',
+    'WINDOW_KEYS',
+    'Entry',
+    'ClassIR',
+    'FuncIR',
+    'ModuleIR',
+    'sys',
+    'dataclass',
+    'field',
+    'Callable',
+]

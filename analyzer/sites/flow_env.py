@@ -1,0 +1,302 @@
+"""Imports and module environments: what a module binds when it has run (strong
+updates at module level), what an import gives, module attributes, and names a
+function rebinds with ``global``.
+
+A part of ``flow.Solver`` (a mixin: its methods use the solver's state and each
+other's through ``self``)."""
+
+from __future__ import annotations
+
+from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
+
+
+class ImportsEnv:
+
+    # -- modules -----------------------------------------------------------------------
+    def resolve_module(self, mod: Mod, module: str, level: int) -> str:
+        if level == 0:
+            if module in self.modnames:
+                return module
+            from analyzer.sites.reach import under_importer_root
+
+            return under_importer_root(mod.name, module, self.modnames) or module
+        base = mod.name.split(".") if mod.is_pkg else mod.name.split(".")[:-1]
+        if level > 1:
+            base = base[: len(base) - (level - 1)] if level - 1 <= len(base) else []
+        return ".".join([*base, module] if module else base)
+
+    def tree_module(self, name: str) -> str | None:
+        """The dotted name as the tree knows it (exact, else a unique suffix match)."""
+        if name in self.modnames:
+            return name
+        suffix = "." + name
+        hits = [n for n in self.modnames if n.endswith(suffix)]
+        return hits[0] if len(hits) == 1 else None
+
+    def module_obj(self, name: str) -> Mod | None:
+        m = self.by_name.get(name)
+        if m is not None:
+            return m
+        if name in self.modnames and not self.loaded(self.modnames[name]):
+            return None
+        return None
+
+    def import_value(self, mod: Mod, item, scope: Fn) -> frozenset:
+        local, module, attr, level, pos = item
+        absmod = self.resolve_module(mod, module, level)
+        if attr is None:  # import a.b.c (binds a) / import a.b as c (binds a.b)
+            return self._module_ref(absmod)
+        if attr == "*":
+            return EMPTY
+        e = B.entry_for(absmod, attr)
+        if e is not None:
+            rec = self.binding(mod, scope, local, pos, "import", (), via=())
+            v = FAFunc(e, (), rec, (f"{e.qual} imported as {local} ({mod.path}:{pos[0] if pos else 0})",))
+            self.records[rec]["values"].add(v)
+            return frozenset({(v, EMPTY)})
+        sub = B.submodule(absmod, attr)
+        if sub is not None:
+            return frozenset({(ModRef(sub, False), EMPTY)})
+        if B.fa_version_of_module(absmod):
+            return frozenset({(Opaque(f"{absmod}.{attr} (not a window-taking entry point)"), EMPTY)})
+        tm = self.tree_module(absmod)
+        if tm is not None:
+            vals = self.module_attr(tm, attr)
+            if any(isinstance(v, FAFunc) for v, _ in vals):
+                kind = "reexport"
+                self.binding(mod, scope, local, pos, kind,
+                             tuple(v for v, _ in vals if isinstance(v, FAFunc)), via=())
+            return vals
+        full = f"{absmod}.{attr}"
+        tsub = self.tree_module(full)
+        if tsub is not None:
+            return frozenset({(ModRef(tsub, True), EMPTY)})
+        return frozenset({(ExtRef(full), EMPTY)})
+
+    def _module_ref(self, name: str) -> frozenset:
+        if B.fa_version_of_module(name):
+            return frozenset({(ModRef(name, False), EMPTY)})
+        tm = self.tree_module(name)
+        if tm is not None:
+            return frozenset({(ModRef(tm, True), EMPTY)})
+        return frozenset({(ModRef(name, False), EMPTY)})
+
+    def module_attr(self, tm: str, attr: str) -> frozenset:
+        """``from tm import attr`` / ``tm.attr`` for an in-tree module."""
+        m = self.by_name.get(tm)
+        if m is None:
+            full = f"{tm}.{attr}"
+            if full in self.modnames:
+                return frozenset({(ModRef(full, True), EMPTY)})
+            return frozenset({(Unloaded(tm, attr), EMPTY)})
+        env = self.env(m)
+        if attr in env:
+            return self.force(env[attr])
+        full = f"{tm}.{attr}"
+        if full in self.modnames:
+            return frozenset({(ModRef(full, True), EMPTY)})
+        return frozenset({(Opaque(f"{tm}.{attr} not bound at module level"), EMPTY)})
+
+    def attr_value(self, base_vals, attr: str, fn: Fn | None) -> frozenset:
+        out = set()
+        for v, f in base_vals:
+            if isinstance(v, ModRef):
+                if v.tree:
+                    for w, g in self.module_attr(v.name, attr):
+                        out.add((w, f | g))
+                else:
+                    e = B.entry_for(v.name, attr)
+                    if e is not None:
+                        out.add((FAFunc(e, (), None, (f"{e.qual} reached as an attribute",)), f))
+                        continue
+                    sub = B.submodule(v.name, attr)
+                    if sub is not None:
+                        out.add((ModRef(sub, False), f))
+                    else:
+                        out.add((ExtRef(f"{v.name}.{attr}"), f))
+            elif isinstance(v, ExtRef):
+                out.add((ExtRef(f"{v.qual}.{attr}"), f))
+            elif isinstance(v, ClassRef):
+                cls = self.clss.get(v.key)
+                if cls is not None and attr in cls.methods:
+                    out.add((FuncRef(cls.methods[attr].key), f))
+                else:
+                    out.add((Opaque(f"class attribute {attr}"), f))
+            elif isinstance(v, Unloaded):
+                out.add((Unloaded(v.module, f"{v.name}.{attr}"), f))
+            else:
+                out.add((Opaque(f"attribute {attr}"), f))
+        return frozenset(out)
+
+    # -- module-level ordered interpretation -------------------------------------------
+    def env(self, m: Mod) -> dict:
+        e = self.envs.get(m.path)
+        if e is not None:
+            return e
+        if m.path in self.env_inprog:   # import cycle: what is known so far
+            self.cyc = True
+            return self._partial.get(m.path, {})
+        self.env_inprog.add(m.path)
+        if not hasattr(self, "_partial"):
+            self._partial = {}
+        env: dict = {}
+        self._partial[m.path] = env
+        try:
+            env = self._run(m, m.ir.body, env)
+        finally:
+            self.env_inprog.discard(m.path)
+        self.envs[m.path] = env
+        return env
+
+    def force(self, parts) -> frozenset:
+        if isinstance(parts, frozenset):
+            return parts
+        out = set()
+        for p in parts:
+            out |= (p() if callable(p) else p)
+        return frozenset(out)
+
+    def _run(self, m: Mod, stmts, env: dict) -> dict:
+        ctx = _ModCtx(self, m, env)
+        for st in stmts:
+            tag = st[0]
+            ctx.env = env
+            if tag == "imp":
+                for item in st[1]:
+                    local, module, attr, level, pos = item
+                    if local == "*":
+                        absmod = self.resolve_module(m, module, level)
+                        for e in B.all_entries(absmod):
+                            rec = self.binding(m, m.top, e.name, pos, "import", (), via=())
+                            v = FAFunc(e, (), rec, (f"{e.qual} via import * ({m.path})",))
+                            self.records[rec]["values"].add(v)
+                            env[e.name] = frozenset({(v, EMPTY)})
+                        continue
+                    absmod = self.resolve_module(m, module, level)
+                    if attr is not None and (B.entry_for(absmod, attr) or B.fa_version_of_module(absmod)):
+                        env[local] = self.import_value(m, item, m.top)
+                    else:
+                        env[local] = (_Lazy(self, m, item),)
+            elif tag == "asg":
+                _, targets, value, pos = st
+                vals = self.eval(ctx, value)
+                for t in targets:
+                    self._bind_top(m, env, t, value, vals, pos)
+            elif tag == "aug":
+                pass
+            elif tag == "if":
+                e1 = self._run(m, st[3], dict(env))
+                e2 = self._run(m, st[4], dict(env))
+                env = _join(e1, e2)
+            elif tag == "try":
+                _, body, handlers, orelse, final = st
+                pre = dict(env)
+                after = self._run(m, body, dict(env))
+                start = _join(pre, after)
+                outs = [self._run(m, hb, dict(start)) for _, hb in handlers]
+                after_else = self._run(m, orelse, after)
+                env = _join(after_else, *outs)
+                env = self._run(m, final, env)
+            elif tag == "loop":
+                _, target, it, body, orelse = st
+                if target is not None:
+                    self._bind_top(m, env, target, ("O",), frozenset({(Opaque("loop variable"), EMPTY)}), None)
+                e1 = self._run(m, body, dict(env))
+                env = _join(env, e1)
+                env = self._run(m, orelse, env)
+            elif tag == "with":
+                for _, t in st[1]:
+                    if t is not None:
+                        self._bind_top(m, env, t, ("O",), frozenset({(Opaque("with target"), EMPTY)}), None)
+                env = self._run(m, st[2], env)
+            elif tag == "def":
+                f = st[1]
+                fn = m.functions.get(f.qualname)
+                env[f.name] = frozenset({(FuncRef(fn.key), EMPTY)})
+            elif tag == "cls":
+                c = st[1]
+                env[c.name] = frozenset({(ClassRef((m.path, c.qualname)), EMPTY)})
+            elif tag == "blk":
+                outs = [self._run(m, b, dict(env)) for b in st[1]]
+                env = _join(env, *outs)
+        return env
+
+    def _bind_top(self, m: Mod, env: dict, t, value_expr, vals: frozenset, pos):
+        tag = t[0]
+        if tag == "N":
+            name = t[1]
+            fa = [v for v, _ in vals if isinstance(v, FAFunc)]
+            if fa:
+                untagged = [v for v in fa if v.binding is None]
+                kind = "wrap" if any(v.chain for v in untagged) else "alias"
+                if untagged:
+                    rec = self.binding(m, m.top, name, pos, kind, (), via=tuple(untagged[0].via))
+                    line = pos[0] if pos else 0
+                    vals = frozenset(
+                        ((FAFunc(v.entry, v.chain, rec,
+                                 v.via + (f"{name} = {expr_label(value_expr)} ({m.path}:{line})",))
+                          if isinstance(v, FAFunc) and v.binding is None else v), f)
+                        for v, f in vals)
+                    self.records[rec]["values"].update(
+                        v for v, _ in vals if isinstance(v, FAFunc) and v.binding == rec)
+                else:
+                    self.binding(m, m.top, name, pos, "alias", tuple(fa), via=())
+            if value_expr[0] == "C" and len(value_expr[2]) == 1 and value_expr[2][0][2][0] == "N":
+                k = (m.path, value_expr[2][0][2][1])
+                self.wrap_arg_uses[k] = self.wrap_arg_uses.get(k, 0) + 1
+            env[name] = vals
+        elif tag == "S" and t[1][0] == "N":
+            base = t[1][1]
+            key = t[2]
+            if base in env and key[0] == "K" and key[1] in WINDOW_KEYS:
+                site = Site(m.path, _pt(t[3]), key[1], "subscript-store", m.top.key,
+                            self.ref(value_expr), _pt(pos))
+                ent = WinEntry(site, EMPTY, ())
+                env[base] = frozenset(
+                    ((DictVal(v.alloc, v.entries | {ent}, v.opaque) if isinstance(v, DictVal) else v), f)
+                    for v, f in self.force(env[base]))
+        elif tag == "T":
+            for sub in t[1]:
+                self._bind_top(m, env, sub, ("O",), frozenset({(Opaque("unpacked"), EMPTY)}), pos)
+
+    def binding(self, m: Mod, scope: Fn, name: str, pos, kind: str, values: tuple, via) -> str:
+        line, col = (pos[0], pos[1]) if pos and isinstance(pos[0], int) else (0, 0)
+        k = (m.path, scope.qualname, name, line, col)
+        rec = self.binding_records.get(k)
+        if rec is None:
+            rec = {"id": f"B{len(self.binding_records) + 1}", "path": m.path, "line": line,
+                   "col": col, "pos": pos, "scope": scope.qualname, "name": name, "kind": kind,
+                   "values": set(), "via": via}
+            self.binding_records[k] = rec
+            self.records[rec["id"]] = rec
+        rec["values"].update(values)
+        return rec["id"]
+
+    def global_value(self, m: Mod, name: str) -> frozenset:
+        env = self.env(m)
+        rebinders = self._global_rebinders(m).get(name)
+        if rebinders:
+            # a function that declares ``global name`` and assigns it: after it runs, the module
+            # name holds what it assigned (it may run before any use)
+            out = set(self.force(env[name])) if name in env else set()
+            for f in rebinders:
+                out |= self._memo(("global", f.key, name),
+                                  lambda f=f: self._local(f, name, False))
+            return frozenset(out)
+        if name in env:
+            return self.force(env[name])
+        if name in _BUILTINS:
+            return frozenset({(ExtRef(f"builtins.{name}"), EMPTY)})
+        return frozenset({(Opaque(f"unbound name {name}"), EMPTY)})
+
+    def _global_rebinders(self, m: Mod) -> dict:
+        """name -> the functions of ``m`` that declare it ``global`` and assign it."""
+        r = m.__dict__.get("_rebinders")
+        if r is None:
+            r = {}
+            for f in m.all_fns:
+                if f.ir is not None:
+                    for n in f.globals & set(f.defs):
+                        r.setdefault(n, []).append(f)
+            m._rebinders = r
+        return r

@@ -1,0 +1,343 @@
+"""Values: the memo with its cycle cut, name lookup in a function's scopes, what an
+expression evaluates to (calls, dicts, attributes), and local mutations.
+
+A part of ``flow.Solver`` (a mixin: its methods use the solver's state and each
+other's through ``self``)."""
+
+from __future__ import annotations
+
+from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
+
+
+class Values:
+
+    # -- memo with cycle cut ---------------------------------------------------------
+    def _memo(self, key, compute):
+        """Memoised, with cycles cut by the previous round's value (Kleene iteration: the
+        caller repeats whole rounds until no value read across a cycle changed)."""
+        if key in self.memo:
+            return self.memo[key]
+        if key in self.inprog:
+            self.cyc = True
+            v = self.prev.get(key, EMPTY)
+            self.cycle_reads[key] = v
+            return v
+        if self.depth > 400:
+            self.truncated.append(repr(key[:3]))
+            return EMPTY
+        self.inprog.add(key)
+        self.depth += 1
+        try:
+            r = compute()
+        finally:
+            self.depth -= 1
+            self.inprog.discard(key)
+        self.memo[key] = r
+        return r
+
+    # -- name lookup -----------------------------------------------------------------------
+    def lookup(self, fn: Fn, name: str, static: bool) -> frozenset:
+        if fn.ir is None:  # module top level: the final environment
+            return self.global_value(fn.mod, name)
+        if name in fn.globals:
+            return self.global_value(fn.mod, name)
+        if name in fn.defs:
+            return self._memo(("name", fn.key, name, static), lambda: self._local(fn, name, static))
+        p = fn.parent
+        while p is not None:
+            if name in p.defs and name not in p.globals:
+                vals = self._memo(("name", p.key, name, static), lambda p=p: self._local(p, name, static))
+                return frozenset((v, EMPTY) for v, _ in vals)
+            p = p.parent
+        return self.global_value(fn.mod, name)
+
+    def _local(self, fn: Fn, name: str, static: bool) -> frozenset:
+        out = set()
+        ctx = _FnCtx(self, fn, static)
+        for kind, payload, guards in fn.defs[name]:
+            g = fn.guards(guards)
+            if kind == "expr":
+                value, pos = payload
+                line = pos[0] if pos and isinstance(pos[0], int) else 0
+                for v, f in self.eval(ctx, value):
+                    ff = f | g
+                    if consistent(ff):
+                        if isinstance(v, FAFunc):
+                            v = FAFunc(v.entry, v.chain, v.binding,
+                                       v.via + (f"{name} = {expr_label(value)} ({fn.mod.path}:{line})",))
+                        out.add((v, ff))
+            elif kind == "import":
+                for v, f in self.import_value(fn.mod, payload, fn):
+                    out.add((v, f | g))
+            elif kind == "def":
+                out.add((FuncRef(payload.key), g))
+            elif kind == "class":
+                out.add((ClassRef(payload.key), g))
+            elif kind == "param":
+                if not static:
+                    out |= self.param_values(fn, name, payload)
+            else:
+                out.add((Opaque(str(payload)), g))
+        return frozenset(out)
+
+    # -- dict contents ----------------------------------------------------------------------
+    def local_mutations(self, fn: Fn, name: str) -> tuple[frozenset, frozenset]:
+        """Window entries (and opaque reasons) written into whatever ``name`` holds, by
+        ``fn`` itself and by the in-tree helpers it passes ``name`` to."""
+        saved, self.search_ok = self.search_ok, False
+        try:
+            return self._memo(("mut", fn.key, name), lambda: self._mutations(fn, name))
+        finally:
+            self.search_ok = saved
+
+    def _mutations(self, fn: Fn, name: str):
+        entries = set()
+        opaque = set()
+        for idx, value, guards, spos, apos in fn.sub_stores.get(name, []):
+            g = fn.guards(guards)
+            if idx[0] == "K":
+                if idx[1] in WINDOW_KEYS:
+                    site = Site(fn.mod.path, _pt(spos), idx[1], "subscript-store", fn.key,
+                                self.ref(value), _pt(apos))
+                    entries.add(WinEntry(site, g, ()))
+            else:
+                opaque.add(f"{name}[{expr_label(idx)}] = ... (key not a constant)")
+        for call, guards in fn.updates.get(name, []):
+            g = fn.guards(guards)
+            e2, o2 = self._dict_from_args(fn, call, "update", g, skip_first=False)
+            entries |= e2
+            opaque |= o2
+        # helpers that get the dict as an argument
+        for call, guards, tte in fn.calls:
+            args = call[2]
+            if not any(a[2] == ("N", name) for a in args):
+                continue
+            for target, shift in self.static_callees(fn, call):
+                callee = self.fns.get(target)
+                if callee is None or callee.ir is None:
+                    continue
+                pos_names, var, kwp, src, keymap, _, _ = self._arg_map(callee, fn, call, shift)
+                inv = {v: k for k, v in keymap.items()}
+                for pname, sources in src.items():
+                    if pname.startswith("*"):
+                        continue
+                    if any(x[0] == ("N", name) and x[1] == fn.key for x in sources):
+                        ce, co = self.local_mutations(callee, pname)
+                        for ent in ce:
+                            entries.add(WinEntry(ent.site, frozenset(
+                                (inv[k], b) for k, b in ent.facts if k in inv) | fn.guards(guards),
+                                ent.via))
+                        opaque |= co
+        return frozenset(entries), frozenset(opaque)
+
+    def _dict_from_args(self, fn: Fn, call, style: str, g, skip_first: bool):
+        entries = set()
+        opaque = set()
+        ctx = _FnCtx(self, fn, False)
+        for kind, kw, e, apos in call[2]:
+            if kind == "k":
+                if kw in WINDOW_KEYS:
+                    entries.add(WinEntry(Site(fn.mod.path, _pt(apos), kw, style, fn.key, self.ref(e)), g, ()))
+            elif kind in ("p", "**"):
+                if e[0] == "D":
+                    for v, f in self.eval(ctx, e):
+                        if isinstance(v, DictVal):
+                            for ent in v.entries:
+                                site = ent.site
+                                if site.style == "dict-literal" and style == "update":
+                                    site = Site(site.path, site.pos, site.key, "update", site.fn,
+                                                site.expr_id, site.tspan)
+                                entries.add(WinEntry(site, ent.facts | g, ent.via))
+                            opaque |= v.opaque
+                    continue
+                for v, f in self.eval(ctx, e):
+                    if isinstance(v, DictVal):
+                        for ent in v.entries:
+                            entries.add(WinEntry(ent.site, ent.facts | f | g, ent.via))
+                        opaque |= v.opaque
+                    elif not (isinstance(v, Const) or isinstance(v, ListVal)):
+                        opaque.add(_why(v))
+            elif kind == "*":
+                opaque.add("*args into a dict")
+        return frozenset(entries), frozenset(opaque)
+
+    # -- expressions -------------------------------------------------------------------------
+    def eval(self, ctx, e) -> frozenset:
+        tag = e[0]
+        if tag == "N":
+            name = e[1]
+            if name in ("None", "True", "False"):
+                return frozenset({(Const({"None": None, "True": True, "False": False}[name]), EMPTY)})
+            vals = ctx.lookup(name)
+            if isinstance(ctx, _FnCtx) and not ctx.static and ctx.fn is not None \
+                    and ctx.fn.ir is not None and name in ctx.fn.defs \
+                    and any(isinstance(v, Opaque) and v.param_of == ctx.fn.key for v, _ in vals) \
+                    and (ctx.fn.sub_stores.get(name) or ctx.fn.updates.get(name)):
+                # a parameter dict from unseen callers: what this function writes into it
+                # still reaches wherever it goes
+                vals = vals | {(DictVal(("param", ctx.fn.key, name)), EMPTY)}
+            if isinstance(ctx, _FnCtx) and not ctx.static and ctx.fn is not None \
+                    and any(isinstance(v, (DictVal, ListVal)) for v, _ in vals):
+                ents, opq = self.local_mutations(ctx.fn, name)
+                ext = ctx.fn.list_ext.get(name, [])
+                if ents or opq or ext:
+                    out = set()
+                    for v, f in vals:
+                        if isinstance(v, DictVal) and (ents or opq):
+                            v = DictVal(v.alloc, v.entries | ents, v.opaque | opq)
+                        elif isinstance(v, ListVal) and ext:
+                            more = tuple((None, self.ref(x[1] if x[0] == "*" else x), ctx.fn.guards(g))
+                                         for elts, g in ext for x in elts)
+                            v = ListVal(v.alloc, v.fn, v.elems + more, v.base_len, False)
+                        out.add((v, f))
+                    return frozenset(out)
+            return vals
+        if tag == "K":
+            return frozenset({(Const(e[1]), EMPTY)})
+        if tag == "A":
+            base = e[1]
+            if isinstance(ctx, _FnCtx) and ctx.fn is not None and ctx.fn.cls is not None \
+                    and base[0] == "N" and base[1] == ctx.fn.first_param:
+                return self.self_attr(ctx.fn, e[2], ctx.static)
+            return self.attr_value(self.eval(ctx, base), e[2], getattr(ctx, "fn", None))
+        if tag == "C":
+            return self.eval_call(ctx, e)
+        if tag == "D":
+            return self.eval_dict(ctx, e)
+        if tag == "L" or tag == "T":
+            fnkey = ctx.fn.key if getattr(ctx, "fn", None) is not None else ctx.mod.top.key
+            elems = []
+            exact = True
+            for i, x in enumerate(e[1]):
+                if x[0] == "*":
+                    exact = False
+                    continue
+                elems.append((i if exact else None, self.ref(x), EMPTY))
+            alloc = ("list", fnkey, id(e))
+            return frozenset({(ListVal(alloc, fnkey, tuple(elems), len(elems), exact), EMPTY)})
+        if tag == "I":
+            return self.eval(ctx, e[1]) | self.eval(ctx, e[2])
+        if tag == "S":
+            idx = e[2]
+            out = set()
+            for v, f in self.eval(ctx, e[1]):
+                if isinstance(v, ListVal) and idx[0] == "K" and isinstance(idx[1], int) and v.exact:
+                    for i, eid, ef in v.elems:
+                        if i == idx[1]:
+                            ectx = _FnCtx(self, self.fns[v.fn], ctx.static) if v.fn in self.fns and self.fns[v.fn].ir is not None else ctx
+                            out |= {(w, g | f) for w, g in self.eval(ectx, self.exprs[eid])}
+                else:
+                    out.add((Opaque(f"{expr_label(e)}"), f))
+            return frozenset(out)
+        if tag == "*":
+            return self.eval(ctx, e[1])
+        return frozenset({(Opaque("expression"), EMPTY)})
+
+    def self_attr(self, fn: Fn, attr: str, static: bool) -> frozenset:
+        """``self.x`` / ``ctx.x``: every ``<first param>.x = ...`` in the class's methods (the
+        autograd ctx round trip: saved in forward, read in backward)."""
+        cls = fn.cls
+
+        def compute():
+            out = set()
+            found = False
+            for m in cls.methods.values():
+                if m.first_param is None:
+                    continue
+                for value, guards, pos in m.attr_stores.get((m.first_param, attr), []):
+                    found = True
+                    line = pos[0] if pos and isinstance(pos[0], int) else 0
+                    for v, f in self.eval(_FnCtx(self, m, static), value):
+                        if isinstance(v, FAFunc):
+                            v = FAFunc(v.entry, v.chain, v.binding,
+                                       v.via + (f"{m.first_param}.{attr} set in {m.qualname} "
+                                                f"({m.mod.path}:{line})",))
+                        out.add((v, EMPTY))
+            if attr in cls.methods:
+                found = True
+                out.add((FuncRef(cls.methods[attr].key), EMPTY))
+            if not found:
+                out.add((Opaque(f"{fn.first_param}.{attr}"), EMPTY))
+            return frozenset(out)
+        return self._memo(("selfattr", cls.key, attr, static), compute)
+
+    def eval_dict(self, ctx, e) -> frozenset:
+        fn = ctx.fn if getattr(ctx, "fn", None) is not None else ctx.mod.top
+        entries = set()
+        opaque = set()
+        for k, v, pos in e[1]:
+            if k is None:
+                for w, f in self.eval(ctx, v):
+                    if isinstance(w, DictVal):
+                        entries |= {WinEntry(x.site, x.facts | f, x.via) for x in w.entries}
+                        opaque |= w.opaque
+                    else:
+                        opaque.add(_why(w))
+            elif k[0] == "K":
+                if k[1] in WINDOW_KEYS:
+                    entries.add(WinEntry(Site(fn.mod.path, _pt(pos), k[1], "dict-literal", fn.key,
+                                              self.ref(v)), EMPTY, ()))
+            else:
+                opaque.add(f"{{{expr_label(k)}: ...}} (key not a constant)")
+        return frozenset({(DictVal(("dict", fn.key, id(e)), frozenset(entries), frozenset(opaque)), EMPTY)})
+
+    def eval_call(self, ctx, e) -> frozenset:
+        func, args = e[1], e[2]
+        fn = ctx.fn if getattr(ctx, "fn", None) is not None else ctx.mod.top
+        # wrapping: w(f) / w()(f) / w(f, *more) with f an FA entry point as the first
+        # positional argument (partial(f, ...), wrap(f, size_at=7)): a layer of f's chain,
+        # judged later by running the whole call expression (analyzer.sites.behaviour)
+        if args and args[0][0] == "p":
+            inner = self.eval(ctx, args[0][2])
+            fa = [(v, f) for v, f in inner if isinstance(v, FAFunc)]
+            if fa:
+                wref = self.wrapper_ref(ctx, func)
+                line = e[3][0] if isinstance(e[3][0], int) else 0
+                label = wref.label if len(args) == 1 else f"{wref.label}(..., +{len(args) - 1})"
+                wref = WrapRef(wref.kind if len(args) == 1 else "other", label, wref.key,
+                               (fn.mod.path, line, e[3][1] if len(e[3]) > 1 else 0))
+                return frozenset(
+                    (FAFunc(v.entry, v.chain + (wref,), None,
+                            v.via + (f"wrapped by {wref.label} ({fn.mod.path}:{line})",)), f)
+                    for v, f in fa) | frozenset({(Opaque(f"result of {wref.label}"), EMPTY)})
+        out = set()
+        saved, self.search_ok = self.search_ok, False   # results of calls: no caller search
+        try:
+            return self._eval_call_rest(ctx, e, func, args, fn)
+        finally:
+            self.search_ok = saved
+
+    def _eval_call_rest(self, ctx, e, func, args, fn) -> frozenset:
+        out = set()
+        callee_vals = self.eval(ctx, func)
+        for v, f in callee_vals:
+            if isinstance(v, FuncRef):
+                target = self.fns.get(v.key)
+                if target is None or target.ir is None:
+                    out.add((Opaque("call"), f))
+                    continue
+                shift = 1 if (target.cls is not None and func[0] == "A" and func[1][0] == "N"
+                              and fn.cls is not None and func[1][1] == fn.first_param) else 0
+                out |= self.returns(ctx, target, e, shift)
+            elif isinstance(v, ExtRef) and v.qual == "builtins.dict":
+                ents, opq = self._dict_from_args(fn, e, "dict-call", EMPTY, skip_first=False)
+                out.add((DictVal(("dictcall", fn.key, id(e)), ents, opq), f))
+            elif isinstance(v, Unloaded):
+                if any(self._fa_ish(ctx, a[2]) for a in args):
+                    self.request_load(v.module)
+                out.add((Opaque(f"call into {v.module}"), f))
+            elif isinstance(v, ClassRef):
+                out.add((Opaque("instance"), f))
+            else:
+                out.add((Opaque(f"result of {expr_label(func)}()"), f))
+        if func[0] == "A" and func[2] == "copy":
+            for v, f in self.eval(ctx, func[1]):
+                if isinstance(v, DictVal):
+                    out.add((v, f))
+        return frozenset(out)
+
+    def _fa_ish(self, ctx, e) -> bool:
+        for v, _ in self.eval(ctx, e):
+            if isinstance(v, FAFunc) or (isinstance(v, DictVal) and v.entries):
+                return True
+        return False
