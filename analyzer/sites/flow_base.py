@@ -18,6 +18,14 @@ if TYPE_CHECKING:
 
 EMPTY: frozenset = frozenset()
 
+# What the solver answers for a name, an expression, a parameter or a call: every value it may
+# have, each with the path facts under which it has it. ``Value`` is one of the value classes
+# below (FAFunc, ModRef, FuncRef, ClassRef, ExtRef, Const, DictVal, ListVal, Opaque, Unloaded);
+# ``Facts`` a frozenset of (fact key, bool).
+Value = object
+Facts = frozenset
+Vals = frozenset          # frozenset[tuple[Value, Facts]]
+
 
 # ----------------------------------------------------------------------------- values
 
@@ -547,6 +555,9 @@ _BUILTINS = frozenset(dir(__builtins__) if isinstance(__builtins__, dict) is Fal
 
 
 __all__ = [
+    'Value',
+    'Facts',
+    'Vals',
     'ClassRef',
     'Cls',
     'Const',

@@ -51,7 +51,7 @@ class CallEdges:
                     out.append((cls.methods["__init__"].key, 1))
         return out
 
-    def param_values(self, fn: Fn, name: str, payload) -> frozenset:
+    def param_values(self, fn: Fn, name: str, payload) -> Vals:
         index, kind, default = payload
         out = set()
         ext = Opaque(f"parameter {name} of {fn.qualname} (callers outside the tree)", fn.key)
@@ -209,7 +209,7 @@ class CallEdges:
             out.add((_translate_value(dv, keymap, step), EMPTY))
         return out
 
-    def returns(self, ctx, target: Fn, call, shift: int) -> frozenset:
+    def returns(self, ctx, target: Fn, call, shift: int) -> Vals:
         caller = ctx.fn if getattr(ctx, "fn", None) is not None else None
         static = getattr(ctx, "static", False)
         rets = self._memo(("ret", target.key, static),

@@ -41,7 +41,7 @@ class ImportsEnv:
             return None
         return None
 
-    def import_value(self, mod: Mod, item, scope: Fn) -> frozenset:
+    def import_value(self, mod: Mod, item, scope: Fn) -> Vals:
         local, module, attr, level, pos = item
         absmod = self.resolve_module(mod, module, level)
         if attr is None:  # import a.b.c (binds a) / import a.b as c (binds a.b)
@@ -73,7 +73,7 @@ class ImportsEnv:
             return frozenset({(ModRef(tsub, True), EMPTY)})
         return frozenset({(ExtRef(full), EMPTY)})
 
-    def _module_ref(self, name: str) -> frozenset:
+    def _module_ref(self, name: str) -> Vals:
         if B.fa_version_of_module(name):
             return frozenset({(ModRef(name, False), EMPTY)})
         tm = self.tree_module(name)
@@ -81,7 +81,7 @@ class ImportsEnv:
             return frozenset({(ModRef(tm, True), EMPTY)})
         return frozenset({(ModRef(name, False), EMPTY)})
 
-    def module_attr(self, tm: str, attr: str) -> frozenset:
+    def module_attr(self, tm: str, attr: str) -> Vals:
         """``from tm import attr`` / ``tm.attr`` for an in-tree module."""
         m = self.by_name.get(tm)
         if m is None:
@@ -97,7 +97,7 @@ class ImportsEnv:
             return frozenset({(ModRef(full, True), EMPTY)})
         return frozenset({(Opaque(f"{tm}.{attr} not bound at module level"), EMPTY)})
 
-    def attr_value(self, base_vals, attr: str, fn: Fn | None) -> frozenset:
+    def attr_value(self, base_vals, attr: str, fn: Fn | None) -> Vals:
         out = set()
         for v, f in base_vals:
             if isinstance(v, ModRef):
@@ -272,7 +272,7 @@ class ImportsEnv:
         rec["values"].update(values)
         return rec["id"]
 
-    def global_value(self, m: Mod, name: str) -> frozenset:
+    def global_value(self, m: Mod, name: str) -> Vals:
         env = self.env(m)
         rebinders = self._global_rebinders(m).get(name)
         if rebinders:

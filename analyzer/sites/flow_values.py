@@ -36,7 +36,7 @@ class Values:
         return r
 
     # -- name lookup -----------------------------------------------------------------------
-    def lookup(self, fn: Fn, name: str, static: bool) -> frozenset:
+    def lookup(self, fn: Fn, name: str, static: bool) -> Vals:
         if fn.ir is None:  # module top level: the final environment
             return self.global_value(fn.mod, name)
         if name in fn.globals:
@@ -51,7 +51,7 @@ class Values:
             p = p.parent
         return self.global_value(fn.mod, name)
 
-    def _local(self, fn: Fn, name: str, static: bool) -> frozenset:
+    def _local(self, fn: Fn, name: str, static: bool) -> Vals:
         out = set()
         ctx = _FnCtx(self, fn, static)
         for kind, payload, guards in fn.defs[name]:
@@ -162,7 +162,7 @@ class Values:
         return frozenset(entries), frozenset(opaque)
 
     # -- expressions -------------------------------------------------------------------------
-    def eval(self, ctx, e) -> frozenset:
+    def eval(self, ctx, e) -> Vals:
         tag = e[0]
         if tag == "N":
             name = e[1]
@@ -233,7 +233,7 @@ class Values:
             return self.eval(ctx, e[1])
         return frozenset({(Opaque("expression"), EMPTY)})
 
-    def self_attr(self, fn: Fn, attr: str, static: bool) -> frozenset:
+    def self_attr(self, fn: Fn, attr: str, static: bool) -> Vals:
         """``self.x`` / ``ctx.x``: every ``<first param>.x = ...`` in the class's methods (the
         autograd ctx round trip: saved in forward, read in backward)."""
         cls = fn.cls
@@ -261,7 +261,7 @@ class Values:
             return frozenset(out)
         return self._memo(("selfattr", cls.key, attr, static), compute)
 
-    def eval_dict(self, ctx, e) -> frozenset:
+    def eval_dict(self, ctx, e) -> Vals:
         fn = ctx.fn if getattr(ctx, "fn", None) is not None else ctx.mod.top
         entries = set()
         opaque = set()
@@ -281,7 +281,7 @@ class Values:
                 opaque.add(f"{{{expr_label(k)}: ...}} (key not a constant)")
         return frozenset({(DictVal(("dict", fn.key, id(e)), frozenset(entries), frozenset(opaque)), EMPTY)})
 
-    def eval_call(self, ctx, e) -> frozenset:
+    def eval_call(self, ctx, e) -> Vals:
         func, args = e[1], e[2]
         fn = ctx.fn if getattr(ctx, "fn", None) is not None else ctx.mod.top
         # wrapping: w(f) / w()(f) / w(f, *more) with f an FA entry point as the first
@@ -307,7 +307,7 @@ class Values:
         finally:
             self.search_ok = saved
 
-    def _eval_call_rest(self, ctx, e, func, args, fn) -> frozenset:
+    def _eval_call_rest(self, ctx, e, func, args, fn) -> Vals:
         out = set()
         callee_vals = self.eval(ctx, func)
         for v, f in callee_vals:
