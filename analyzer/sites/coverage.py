@@ -113,6 +113,12 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None) 
             for value, _, _ in m.attr_stores.get((m.first_param, expr[2]), []):
                 out |= {(a if a[0] != "unk" else ("unk", f"{a[1]} (via {fn.first_param}.{expr[2]})", a[2]))
                         for a in window_values(solver, m.key, value, side, depth + 1, seen)}
+        stores = getattr(solver, "attr_stores", None)
+        elsewhere = stores.foreign(fn.cls.ir.name, fn.mod.path, expr[2]) if stores is not None \
+            else "the tree's text is not available"
+        if elsewhere:
+            out.add(("unk", f"{fn.first_param}.{expr[2]} may also be set outside "
+                            f"{fn.cls.ir.name}'s own methods ({elsewhere})", None))
         return out or {("unk", f"{fn.first_param}.{expr[2]} (never set)", None)}
     return {("unk", expr_label(expr), None)}
 

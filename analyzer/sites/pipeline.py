@@ -151,6 +151,9 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
 
     mods: dict[str, Mod] = {}
     searched: set[str] = set()
+    from analyzer.sites.attrstores import StoreIndex
+
+    attr_stores = StoreIndex(index, data)     # who may set an attribute a window is read from
     t_solve = 0.0
     for _round in range(MAX_ROUNDS):
         for rel, ir in parser.irs.items():
@@ -180,6 +183,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
         t0 = time.perf_counter()
         solver = Solver(mods, modnames, wrapper_names, request_load, request_callers,
                         lambda rel: rel in parser.irs)
+        solver.attr_stores = attr_stores
         analysis = Analysis(solver, Text(data), wrapper_names, judge)
         calls, site_info = analysis.run()
         rounds = 1

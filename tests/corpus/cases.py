@@ -746,5 +746,29 @@ case("wrapper_switched_off/twin", {
             + _CALL_RUN.format(callee="flash_attn_func", w="(-1, 0)"),
 }, "import m\nm.run(1, 2, 3)\n", "safe", why="reading the flag changes nothing")
 
+# 26. a window read off ``self.w`` that something other than the class's own methods sets: a
+# subclass, or code holding an instance
+_HOLDER = ("\n\nclass Attn:\n    def __init__(self):\n        self.w = (None, 0)\n\n"
+           "    def forward(self, q, k, v):\n"
+           "        return flash_attn_func(q, k, v, causal=True, window_size=self.w)\n")
+case("instance_window_set_outside", {
+    "m.py": FA + _HOLDER + "\n\ndef make():\n    a = Attn()\n    a.w = (-1, 0)\n    return a\n",
+}, "import m\nm.make().forward(1, 2, 3)\n", "unknown",
+    why="make() sets TE's (-1, 0) on the instance after __init__")
+case("instance_window_set_outside/twin", {
+    "m.py": FA + _HOLDER + "\n\ndef make():\n    return Attn()\n",
+}, "import m\nm.make().forward(1, 2, 3)\n", "safe", why="only __init__ sets w")
+case("subclass_window", {
+    "m.py": FA + _HOLDER,
+    "sub.py": "from m import Attn\n\n\nclass Sliding(Attn):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.w = (-1, 0)\n",
+}, "import sub\nsub.Sliding().forward(1, 2, 3)\n", "unknown",
+    why="a subclass in a file that spells no FA4 name sets w")
+case("subclass_window/twin", {
+    "m.py": FA + _HOLDER,
+    "other.py": "class Cfg:\n    def __init__(self):\n        self.w = (-1, 0)\n",
+}, "import m\nm.Attn().forward(1, 2, 3)\n", "safe",
+    why="another class's own w is not Attn's")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})

@@ -1,0 +1,161 @@
+"""Where the tree may set an instance attribute that a window is read from.
+
+The flow layer reads ``self.ATTR`` (or ``ctx.ATTR`` in an autograd ``forward``/``backward``)
+off the stores the class's own methods make through their first parameter. Anything else that
+can set the attribute on an instance of that class -- a subclass's method, code holding an
+instance (``layer.window = (-1, 0)`` after construction), ``setattr(obj, "window", ...)`` --
+would be missed, and with it a window TE's ``-1`` may come through. ``StoreIndex`` finds those
+places: every store of the attribute's name in the tree's text is located with the ``ast`` of
+its file; a store through a method's first parameter belongs to that method's class (relevant
+only for the class itself and its in-tree subclasses, by name); any other store may hit any
+instance.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+
+class StoreIndex:
+    def __init__(self, index, data: dict[str, bytes]):
+        self.index = index              # reach.TreeIndex: syntax trees by path
+        self.data = data
+        self._stores: dict[str, list] = {}
+        self._bases: dict[str, set] | None = None
+
+    def foreign(self, cls_name: str, own_path: str, attr: str) -> str:
+        """"" when only ``cls_name``'s own methods (through their first parameter) set
+        ``attr`` on its instances; else the first other place (``path:line``)."""
+        for path, line, owner in self._stores_of(attr):
+            if owner is None:
+                return f"{path}:{line}"
+            if owner == cls_name:
+                continue
+            if self._derives(owner, cls_name):
+                return f"{path}:{line}"
+        return ""
+
+    # -- stores ----------------------------------------------------------------------
+    def _stores_of(self, attr: str) -> list:
+        """(path, line, owning class name | None) for every store of ``attr`` in the tree."""
+        hit = self._stores.get(attr)
+        if hit is not None:
+            return hit
+        needle = attr.encode()
+        text_pat = re.compile(rb"\.\s*" + re.escape(needle) + rb"\s*(?:[-+*/|&^%@]|//|<<|>>|"
+                              rb"\*\*)?=(?!=)|setattr\s*\(|__dict__")
+        out = []
+        for rel in sorted(self.data):
+            raw = self.data[rel]
+            if needle not in raw or not text_pat.search(raw):
+                continue
+            info = self.index.by_path.get(rel)
+            tree = info.tree if info is not None else None
+            if tree is None:
+                out.append((rel, 1, None))     # cannot be read: anything may be set there
+                continue
+            out.extend((rel, line, owner) for line, owner in _stores_in(tree, attr))
+        self._stores[attr] = out
+        return out
+
+    # -- classes -----------------------------------------------------------------------
+    def _derives(self, name: str, ancestor: str, depth: int = 0) -> bool:
+        """Can the in-tree class ``name`` derive from ``ancestor`` (by simple names)? A base
+        no file of the tree defines cannot: it is outside the tree."""
+        if depth > 20 or name == _COMPUTED:
+            return True
+        for base in self._bases_of(name):
+            if base in (ancestor, _COMPUTED) or self._derives(base, ancestor, depth + 1):
+                return True
+        return False
+
+    def _bases_of(self, name: str) -> set:
+        """The simple names of ``name``'s bases, over every class of that name in the tree."""
+        if self._bases is None:
+            self._bases = {}
+            self._files_read: set = set()
+        if name in self._bases:
+            return self._bases[name]
+        needle = f"class {name}".encode()
+        for rel in sorted(self.data):
+            if rel in self._files_read or needle not in self.data[rel]:
+                continue
+            self._files_read.add(rel)
+            info = self.index.by_path.get(rel)
+            tree = info.tree if info is not None else None
+            if tree is None:
+                continue
+            from analyzer.sites.astutil import walk
+
+            for n in walk(tree):           # every class of the file, read once
+                if isinstance(n, ast.ClassDef):
+                    got = self._bases.setdefault(n.name, set())
+                    for base in n.bases:
+                        if isinstance(base, ast.Name):
+                            got.add(base.id)
+                        elif isinstance(base, ast.Attribute):
+                            got.add(base.attr)
+                        else:
+                            got.add(_COMPUTED)
+        return self._bases.setdefault(name, set())
+
+
+_COMPUTED = "<a base computed at run time>"
+
+
+def _stores_in(tree: ast.Module, attr: str):
+    """(line, owner) for each store of ``attr`` in one module: owner is the enclosing class
+    when the store goes through its method's first parameter, else None. Reads the tree's
+    index (``astutil``): only the matching nodes are looked at, and their parents climbed."""
+    from analyzer.sites.astutil import indexed, parent, walk
+
+    if not indexed(tree):
+        from analyzer.sites import astutil
+
+        keep = astutil.index(tree)  # noqa: F841 - alive while this generator runs
+    for n in walk(tree):
+        t = type(n)
+        if t is ast.Attribute:
+            if n.attr == attr and isinstance(n.ctx, (ast.Store, ast.Del)):
+                yield n.lineno, _owner_of(n.value)
+            elif n.attr == "__dict__":
+                p = parent(n)
+                if isinstance(p, ast.Subscript) and isinstance(p.ctx, (ast.Store, ast.Del)):
+                    yield n.lineno, _owner_of(n.value)        # o.__dict__[k] = ...
+                elif isinstance(p, ast.Attribute) and p.attr in ("update", "setdefault"):
+                    yield n.lineno, _owner_of(n.value)        # o.__dict__.update(...)
+        elif t is ast.Call and isinstance(n.func, ast.Name) and n.func.id == "setattr" \
+                and n.args:
+            name = n.args[1] if len(n.args) > 1 else None
+            if not (isinstance(name, ast.Constant) and name.value != attr):
+                yield n.lineno, _owner_of(n.args[0])
+
+
+def _owner_of(base):
+    """The class whose own instance ``base`` is -- the first parameter of a method of it, or of
+    a function nested in one -- else None."""
+    from analyzer.sites.astutil import parent
+
+    if not isinstance(base, ast.Name):
+        return None
+    scope = parent(base)
+    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                       ast.Lambda, ast.ClassDef)):
+        scope = parent(scope)
+    # the function whose parameter the name is: the nearest enclosing def that is a method
+    while isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        up = parent(scope)
+        if isinstance(up, ast.ClassDef) and not isinstance(scope, ast.Lambda):
+            args = scope.args.posonlyargs + scope.args.args
+            if args and args[0].arg == base.id:
+                return up.name
+            return None
+        if isinstance(scope, ast.Lambda) or base.id in {
+                a.arg for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs}:
+            return None          # the name is this inner function's own parameter
+        scope = up
+        while scope is not None and not isinstance(
+                scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            scope = parent(scope)
+    return None
