@@ -4,6 +4,7 @@ sites, values (``window_values``) and the atoms a site can be. Verdicts are ``ve
 from __future__ import annotations
 
 from analyzer.sites.bindings import WINDOW_KEYS
+from analyzer.sites.flow import reaching_defs
 from analyzer.sites.flow import (Const, DictVal, FAFunc, Fn, ListVal, Opaque, Site, Solver,
                                  _FnCtx, _ModCtx, consistent, expr_label)
 
@@ -57,8 +58,10 @@ def _value_text(text: Text, site: Site) -> str:
 
 # ----------------------------------------------------------------------------- window values
 
-def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None) -> set:
-    """What a window side can be: ("int", n) | ("none",) | ("unk", why, param_of)."""
+def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
+                  line: int | None = None) -> set:
+    """What a window side can be: ("int", n) | ("none",) | ("unk", why, param_of). ``line``:
+    where ``expr`` is read (a local name then takes only the bindings that reach there)."""
     seen = set() if seen is None else seen
     if depth > 10:
         return {("unk", "too deep to follow", None)}
@@ -78,25 +81,26 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None) 
             return {("unk", "a pair where one side is expected", None)}
         elts = expr[1]
         if len(elts) == 2 and not any(x[0] == "*" for x in elts):
-            return window_values(solver, fnkey, elts[side], None, depth + 1, seen)
+            return window_values(solver, fnkey, elts[side], None, depth + 1, seen, line)
         return {("unk", "not a pair", None)}
     if tag == "I":
-        return (window_values(solver, fnkey, expr[1], side, depth + 1, seen)
-                | window_values(solver, fnkey, expr[2], side, depth + 1, seen))
+        return (window_values(solver, fnkey, expr[1], side, depth + 1, seen, line)
+                | window_values(solver, fnkey, expr[2], side, depth + 1, seen, line))
     if tag == "S" and expr[2][0] == "K" and isinstance(expr[2][1], int) and side is None \
             and expr[2][1] in (0, 1):
-        return window_values(solver, fnkey, expr[1], expr[2][1], depth + 1, seen)
+        return window_values(solver, fnkey, expr[1], expr[2][1], depth + 1, seen, line)
     if tag == "N" and fn is not None and fn.ir is not None:
         name = expr[1]
-        if (fnkey, name, side) in seen:
+        if (fnkey, name, side, line) in seen:
             return set()
-        seen.add((fnkey, name, side))
+        seen.add((fnkey, name, side, line))
         if name not in fn.defs or name in fn.globals:
             return {("unk", f"{name} (not a local)", None)}
         out = set()
-        for kind, payload, _ in fn.defs[name]:
+        for kind, payload, _ in reaching_defs(fn, name, line):
             if kind == "expr":
-                out |= window_values(solver, fnkey, payload[0], side, depth + 1, seen)
+                at = payload[1][0] if payload[1] and isinstance(payload[1][0], int) else None
+                out |= window_values(solver, fnkey, payload[0], side, depth + 1, seen, at)
             elif kind == "param":
                 out.add(("unk", f"parameter {name} of {fn.qualname}", fnkey))
                 if payload[2] is not None:
@@ -123,6 +127,12 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None) 
     return {("unk", expr_label(expr), None)}
 
 
+def _line(site) -> int | None:
+    """The line where a site's value is read."""
+    pos = getattr(site, "pos", None)
+    return pos[0] if pos and isinstance(pos[0], int) else None
+
+
 def atom_text(a) -> str:
     if a[0] == "int":
         return str(a[1])
@@ -144,10 +154,10 @@ def site_atoms(solver: Solver, site: Site) -> set:
     if site.key == "window_size":
         out = set()
         for side in (0, 1):
-            out |= window_values(solver, site.fn, expr, side)
+            out |= window_values(solver, site.fn, expr, side, line=_line(site))
         # window_size=None means both sides None
         return out
-    return window_values(solver, site.fn, expr, None)
+    return window_values(solver, site.fn, expr, None, line=_line(site))
 
 
 # ----------------------------------------------------------------------------- analysis

@@ -154,6 +154,8 @@ class Fn:
         self.returns: list = []                    # (expr, guards)
         self.globals: set[str] = set()
         self.attr_assigned: set[str] = set()
+        self.depth = 0                              # nesting while the body is read
+        self.straight: dict[str, list[int]] = {}    # name -> lines of unconditional bindings
         self.nested: dict[str, Fn] = {}
         self.imports: list = []                    # function-local import items
         self._valid: dict[str, bool] = {}
@@ -242,6 +244,14 @@ def _walk_expr_calls(e, out: list, guards, tte):
 def build_module(mod: Mod) -> None:
     """Flatten the IR of a module into per-function tables."""
 
+    def nested(fn: Fn, stmts, guards: tuple, tte: bool, loop: bool, top: bool):
+        """A block that may not run, or not run to its end (if/try/loop/with/match bodies)."""
+        fn.depth += 1
+        try:
+            walk(fn, stmts, guards, tte, loop, top)
+        finally:
+            fn.depth -= 1
+
     def walk(fn: Fn, stmts, guards: tuple, tte: bool, loop: bool, top: bool):
         for st in stmts:
             tag = st[0]
@@ -274,31 +284,31 @@ def build_module(mod: Mod) -> None:
                     bind(fn, t, ("O",), guards, tte, loop, pos)
             elif tag == "if":
                 _, tf, ff, body, orelse = st
-                walk(fn, body, guards + tuple(tf), tte, loop, top)
-                walk(fn, orelse, guards + tuple(ff), tte, loop, top)
+                nested(fn, body, guards + tuple(tf), tte, loop, top)
+                nested(fn, orelse, guards + tuple(ff), tte, loop, top)
             elif tag == "try":
                 _, body, handlers, orelse, final = st
                 te = tte or any(("TypeError" in names or "*" in names or "Exception" in names)
                                 for names, _ in handlers)
-                walk(fn, body, guards, te, loop, top)
+                nested(fn, body, guards, te, loop, top)
                 for _, hb in handlers:
-                    walk(fn, hb, guards, tte, loop, top)
-                walk(fn, orelse, guards, tte, loop, top)
-                walk(fn, final, guards, tte, loop, top)
+                    nested(fn, hb, guards, tte, loop, top)
+                nested(fn, orelse, guards, tte, loop, top)
+                nested(fn, final, guards, tte, loop, top)
             elif tag == "loop":
                 _, target, it, body, orelse = st
                 _walk_expr_calls(it, fn.calls, guards, tte)
                 if target is not None:
                     bind(fn, target, ("O",), guards, tte, True, None)
-                walk(fn, body, guards, tte, True, top)
-                walk(fn, orelse, guards, tte, loop, top)
+                nested(fn, body, guards, tte, True, top)
+                nested(fn, orelse, guards, tte, loop, top)
             elif tag == "with":
                 _, items, body = st
                 for e, t in items:
                     _walk_expr_calls(e, fn.calls, guards, tte)
                     if t is not None:
                         bind(fn, t, ("O",), guards, tte, loop, None)
-                walk(fn, body, guards, tte, loop, top)
+                nested(fn, body, guards, tte, loop, top)
             elif tag == "def":
                 f: FuncIR = st[1]
                 for d in f.decorators:
@@ -328,7 +338,7 @@ def build_module(mod: Mod) -> None:
                 _walk_expr_calls(st[1], fn.calls, guards, tte)
             elif tag == "blk":
                 for b in st[1]:
-                    walk(fn, b, guards, tte, loop, top)
+                    nested(fn, b, guards, tte, loop, top)
 
     def walk_class(fn: Fn, cls: Cls, stmts, guards, tte):
         for st in stmts:
@@ -363,6 +373,8 @@ def build_module(mod: Mod) -> None:
             fn.def_count[name] = fn.def_count.get(name, 0) + 1
             if loop:
                 fn.loop_defined.add(name)
+            elif fn.depth == 0 and pos and isinstance(pos[0], int):
+                fn.straight.setdefault(name, []).append(pos[0])
         elif tag == "S":
             _, base, idx, spos = t
             _walk_expr_calls(base, fn.calls, guards, tte)
@@ -418,6 +430,31 @@ def build_module(mod: Mod) -> None:
                         fn.list_ext.setdefault(func[1][1], []).append((args[0][1], guards))
                     elif args:
                         fn.list_ext.setdefault(func[1][1], []).append(([("O",)], guards))
+
+
+def reaching_defs(fn: "Fn", name: str, line: int | None) -> list:
+    """The bindings of local ``name`` that can reach a read at ``line``: the body is read
+    flow-insensitively, but an unconditional binding (not in a branch, loop, ``try`` or
+    ``with``) before the read hides every binding before it, parameters included
+    (``left = None if left < 0 else left``). Names bound in a loop, declared ``global`` or
+    ``nonlocal``, or a read of unknown line keep every binding."""
+    entries = fn.defs.get(name, [])
+    if not line or name in fn.loop_defined or name in fn.globals:
+        return entries
+    before = [ln for ln in fn.straight.get(name, ()) if ln < line]
+    if not before:
+        return entries
+    cut = max(before)
+    out = []
+    for e in entries:
+        kind, payload = e[0], e[1]
+        if kind == "param":
+            continue                    # bound at entry: hidden by the binding at ``cut``
+        pos = payload[1] if kind == "expr" else None
+        if kind == "expr" and pos and isinstance(pos[0], int) and pos[0] < cut:
+            continue
+        out.append(e)
+    return out
 
 
 def _keyof(e) -> str | None:
@@ -555,6 +592,7 @@ _BUILTINS = frozenset(dir(__builtins__) if isinstance(__builtins__, dict) is Fal
 
 
 __all__ = [
+    'reaching_defs',
     'Value',
     'Facts',
     'Vals',

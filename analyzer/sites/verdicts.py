@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from analyzer.sites import behaviour as BH
 from analyzer.sites import pairs as P
 from analyzer.sites.astutil import indexed, parent as parent_of, walk
+from analyzer.sites.flow import reaching_defs
 from analyzer.sites.model import CallVerdict
 from fa4_patch import names as N
 
@@ -333,7 +334,7 @@ def _atoms_to_values(atoms):
     return vals, unknown
 
 
-def _pair_values(solver, fnkey, expr, depth=0, seen=None):
+def _pair_values(solver, fnkey, expr, depth=0, seen=None, line=None):
     """Pairs a ``window_size`` expression can be, keeping the two sides of one tuple together:
     (set of (L, R), unknown reasons)."""
     from analyzer.sites.coverage import window_values
@@ -343,8 +344,8 @@ def _pair_values(solver, fnkey, expr, depth=0, seen=None):
     if depth > 8:
         return set(), ["too deep to follow"]
     if tag == "I":
-        a, ua = _pair_values(solver, fnkey, expr[1], depth + 1, seen)
-        b, ub = _pair_values(solver, fnkey, expr[2], depth + 1, seen)
+        a, ua = _pair_values(solver, fnkey, expr[1], depth + 1, seen, line)
+        b, ub = _pair_values(solver, fnkey, expr[2], depth + 1, seen, line)
         return a | b, ua + ub
     if (tag == "K" and expr[1] is None) or (tag == "N" and expr[1] == "None"):
         return {(None, None)}, []
@@ -352,23 +353,29 @@ def _pair_values(solver, fnkey, expr, depth=0, seen=None):
         fn = solver.fns.get(fnkey)
         name = expr[1]
         if fn is not None and fn.ir is not None and name in fn.defs and name not in fn.globals \
-                and (fnkey, name) not in seen:
-            seen.add((fnkey, name))
+                and (fnkey, name, line) not in seen:
+            seen.add((fnkey, name, line))
             out, unk = set(), []
-            for kind, payload, _ in fn.defs[name]:
+            for kind, payload, _ in reaching_defs(fn, name, line):
                 if kind == "expr":
-                    p, u = _pair_values(solver, fnkey, payload[0], depth + 1, seen)
+                    at = payload[1][0] if payload[1] and isinstance(payload[1][0], int) else None
+                    p, u = _pair_values(solver, fnkey, payload[0], depth + 1, seen, at)
                     out |= p
                     unk += u
                 else:
                     break
             else:
                 return out, unk
-    left, ul = _atoms_to_values(window_values(solver, fnkey, expr, 0))
-    right, ur = _atoms_to_values(window_values(solver, fnkey, expr, 1))
+    left, ul = _atoms_to_values(window_values(solver, fnkey, expr, 0, line=line))
+    right, ur = _atoms_to_values(window_values(solver, fnkey, expr, 1, line=line))
     if ul or ur:
         return set(), ul + ur
     return {(l, r) for l in left for r in right}, []
+
+
+def _site_line(site):
+    pos = getattr(site, "pos", None)
+    return pos[0] if pos and isinstance(pos[0], int) else None
 
 
 def _passed_on(node, name: str) -> bool:
@@ -392,7 +399,7 @@ class _Enumerator:
 
     def job_for(self, site, want: str):
         """Register the evaluation of ``site``'s value expression; returns a key or None."""
-        from analyzer.sites.coverage import _value_text, window_values
+        from analyzer.sites.coverage import _value_text
 
         src = _value_text(self.text, site)
         try:
@@ -402,13 +409,66 @@ class _Enumerator:
         fn = self.solver.fns.get(site.fn)
         if fn is None:
             return None
+        node, src, line = self._resolve(site, fn, node, src)
         free = BH.free_names(node)
+        return self._register(site, fn, node, src, line, free, want)
+
+    def branches(self, site) -> bool:
+        """The site's value, followed through the local bindings that reach it, is chosen by a
+        condition (``a if c else b``, ``a or b``)."""
+        from analyzer.sites.coverage import _value_text
+
+        fn = self.solver.fns.get(site.fn)
+        if fn is None:
+            return False
+        try:
+            node = ast.parse(_value_text(self.text, site).strip(), mode="eval").body
+        except SyntaxError:
+            return False
+        node, _, _ = self._resolve(site, fn, node, "")
+        return any(isinstance(n, (ast.IfExp, ast.BoolOp)) for n in ast.walk(node))
+
+    def _resolve(self, site, fn, node, src):
+        """(node, source, line): a local name whose one reaching binding is an expression is
+        replaced by that expression, evaluated where it stands (``w = (-1, 0);
+        w = tuple(... for x in w); fa4(window_size=w)``)."""
+        line = _site_line(site)
+        for _ in range(8):
+            if not (isinstance(node, ast.Name) and fn.ir is not None and node.id in fn.defs
+                    and node.id not in fn.globals):
+                break
+            rd = reaching_defs(fn, node.id, line)
+            if len(rd) != 1 or rd[0][0] != "expr" or not rd[0][1][1] \
+                    or not isinstance(rd[0][1][1][0], int):
+                break
+            stmt = self.text.span(site.path, tuple(rd[0][1][1][:4]))
+            try:
+                tree = ast.parse(stmt.strip())
+            except SyntaxError:
+                break
+            st = tree.body[0] if len(tree.body) == 1 else None
+            if not (isinstance(st, ast.Assign) and len(st.targets) == 1
+                    and isinstance(st.targets[0], ast.Name) and st.targets[0].id == node.id):
+                break
+            node, src, line = st.value, ast.unparse(st.value), rd[0][1][1][0]
+        return node, src, line
+
+    def _register(self, site, fn, node, src, line, free, want):
+        from analyzer.sites.coverage import window_values
+
         local, module_level = {}, set()
         for name in sorted(free):
             if name in ("None", "True", "False"):
                 continue
             if fn.ir is not None and name in fn.defs and name not in fn.globals:
-                vals, unk = _atoms_to_values(window_values(self.solver, site.fn, ("N", name), None))
+                vals, unk = _atoms_to_values(window_values(self.solver, site.fn, ("N", name), None,
+                                                           line=line))
+                if unk or not vals:
+                    pairs, punk = _pair_values(self.solver, site.fn, ("N", name), line=line)
+                    if pairs and not punk and all(isinstance(p, tuple) for p in pairs):
+                        local[name] = sorted(pairs, key=lambda p: tuple(
+                            (x is not None, x or 0) for x in p))
+                        continue
                 subscripted = any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
                                   and n.value.id == name for n in ast.walk(node))
                 iterated = any(isinstance(n, ast.comprehension) and isinstance(n.iter, ast.Name)
@@ -655,27 +715,46 @@ def decide(calls, solver, text, judge: Judge) -> None:
                 continue
             plan["forms"].add("positional" if site.style == "positional" else "keyword")
             expr = solver.exprs[site.expr_id]
+            # a value chosen by a condition (``None if left < 0 else left``) is run in the
+            # sandbox on its inputs: the flow takes both branches for every input
+            branchy = enum.branches(site)
             if site.key == "window_size":
-                p, unk = _pair_values(solver, site.fn, expr)
-                plan["pairs"] |= p
+                p, unk = _pair_values(solver, site.fn, expr, line=_site_line(site))
+                if unk or not branchy:
+                    plan["pairs"] |= p
                 if unk:
                     k = enum.job_for(site, "pair")
-                    plan["exprs"].append((site, "window_size", k, unk))
+                    plan["exprs"].append((site, "window_size", k, unk, None))
+                elif branchy:
+                    k = enum.job_for(site, "pair")
+                    plan["exprs"].append((site, "window_size", k, [], p))
             else:
                 side = "left" if site.key == "window_size_left" else "right"
                 plan["has_" + side] = True
-                vals, unk = _atoms_to_values(window_values(solver, site.fn, expr, None))
-                plan[side] |= vals
+                vals, unk = _atoms_to_values(window_values(solver, site.fn, expr, None,
+                                                           line=_site_line(site)))
+                if unk or not branchy:
+                    plan[side] |= vals
                 if unk:
                     k = enum.job_for(site, "bound")
-                    plan["exprs"].append((site, side, k, unk))
+                    plan["exprs"].append((site, side, k, unk, None))
+                elif branchy:
+                    k = enum.job_for(site, "bound")
+                    plan["exprs"].append((site, side, k, [], vals))
         plans.append(plan)
     enum.run()
     consts = set()
     for plan in plans:
-        for site, where, k, unk in plan["exprs"]:
+        for site, where, k, unk, flow_values in plan["exprs"]:
             r = enum.results.get(k) if k is not None else None
             loc = f"{site.path}:{site.pos[0]}"
+            if flow_values is not None and (r is None or not r.ok or enum.open.get(k, True)):
+                # the sandbox could not give exact values: the flow's (both branches) stand
+                if where == "window_size":
+                    plan["pairs"] |= flow_values
+                else:
+                    plan[where] |= flow_values
+                continue
             if r is None or not r.ok:
                 why = r.why if r is not None else "its expression cannot be evaluated"
                 detail = "" if why.startswith("with {") else f" ({why})"

@@ -770,5 +770,21 @@ case("subclass_window/twin", {
 }, "import m\nm.Attn().forward(1, 2, 3)\n", "safe",
     why="another class's own w is not Attn's")
 
+# 27. a correct fix spelled as a local rebinding (flow-sensitive where the code is straight)
+case("local_rebinding_fix", {
+    "m.py": "from flash_attn.cute.interface import _flash_attn_fwd\n\n\ndef run(q, k, v):\n"
+            "    left, right = -1, 0\n    left = None if left < 0 else left\n"
+            "    return _flash_attn_fwd(q, k, v, causal=True, window_size_left=left,\n"
+            "                           window_size_right=right)\n",
+}, "import m\nm.run(1, 2, 3)\n", "safe",
+    why="the second binding of left hides the first; the conditional is run on -1")
+case("local_rebinding_fix/twin", {
+    "m.py": "from flash_attn.cute.interface import _flash_attn_fwd\n\n\ndef run(q, k, v, fix=False):\n"
+            "    left, right = -1, 0\n    if fix:\n        left = None if left < 0 else left\n"
+            "    return _flash_attn_fwd(q, k, v, causal=True, window_size_left=left,\n"
+            "                           window_size_right=right)\n",
+}, "import m\nm.run(1, 2, 3)\n", "unsafe",
+    why="the fix is conditional: without it FA4 gets TE's -1")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
