@@ -155,6 +155,7 @@ class Fn:
         self.globals: set[str] = set()
         self.attr_assigned: set[str] = set()
         self.depth = 0                              # nesting while the body is read
+        self.store_lines: dict[tuple, list] = {}    # (dict name, key) -> [(line, straight)]
         self.straight: dict[str, list[int]] = {}    # name -> lines of unconditional bindings
         self.nested: dict[str, Fn] = {}
         self.imports: list = []                    # function-local import items
@@ -336,6 +337,14 @@ def build_module(mod: Mod) -> None:
                 fn.globals.update(st[1])
             elif tag == "ex":
                 _walk_expr_calls(st[1], fn.calls, guards, tte)
+                e = st[1]
+                # ``kw.update(window_size=...)`` as a statement: a store of each keyword it names
+                if e[0] == "C" and e[1][0] == "A" and e[1][1][0] == "N" and e[1][2] == "update" \
+                        and isinstance(e[3], list) and e[3] and isinstance(e[3][0], int):
+                    for a in e[2]:
+                        if a[0] == "k":
+                            fn.store_lines.setdefault((e[1][1][1], a[1]), []).append(
+                                (e[3][0], fn.depth == 0 and not loop))
             elif tag == "blk":
                 for b in st[1]:
                     nested(fn, b, guards, tte, loop, top)
@@ -381,6 +390,11 @@ def build_module(mod: Mod) -> None:
             _walk_expr_calls(idx, fn.calls, guards, tte)
             if base[0] == "N":
                 fn.sub_stores.setdefault(base[1], []).append((idx, value, guards, spos, pos))
+                if idx[0] == "K" and isinstance(idx[1], str) and pos and isinstance(pos[0], int):
+                    # (line, unconditional): an unconditional store hides the key's older
+                    # entries from a later read; a conditional one may
+                    fn.store_lines.setdefault((base[1], idx[1]), []).append(
+                        (pos[0], fn.depth == 0 and not loop))
         elif tag == "A":
             _, base, attr = t
             _walk_expr_calls(base, fn.calls, guards, tte)

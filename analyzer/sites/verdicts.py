@@ -373,6 +373,26 @@ def _pair_values(solver, fnkey, expr, depth=0, seen=None, line=None):
     return {(l, r) for l in left for r in right}, []
 
 
+def _overwritten(c, site, splat) -> str:
+    """A window entry of a local dict splatted into the call (``**kw``), put there in the
+    calling function before a later ``kw[key] = ...`` / ``kw.update(key=...)`` of its own key:
+    "hidden" when that store runs unconditionally before the call (its own entry is what the
+    call gets), else "". A conditional store hides nothing: where its condition is false the
+    old entry reaches the call (the flow does not follow conditions)."""
+    fn = c["fn"]
+    if site is None or splat is None or splat[0] != "N" or site.fn != fn.key \
+            or splat[1] in fn.loop_defined:
+        return ""
+    call_line = c["call"][3][0] if c["call"][3] and isinstance(c["call"][3][0], int) else None
+    at = _site_line(site)
+    if not call_line or not at:
+        return ""
+    if any(straight for line, straight in fn.store_lines.get((splat[1], site.key), ())
+           if at < line < call_line):
+        return "hidden"
+    return ""
+
+
 def _site_line(site):
     pos = getattr(site, "pos", None)
     return pos[0] if pos and isinstance(pos[0], int) else None
@@ -703,6 +723,10 @@ def decide(calls, solver, text, judge: Judge) -> None:
             if splat is not None and id(splat) in helped:
                 plan["forms"].add("keyword")
                 plan["helped"] = helped[id(splat)]
+                continue
+            overwritten = _overwritten(c, site, splat)
+            if overwritten == "hidden":
+                plan["forms"].add("keyword")
                 continue
             if site is None:
                 plan["unknown"].append(reason)

@@ -786,5 +786,17 @@ case("local_rebinding_fix/twin", {
 }, "import m\nm.run(1, 2, 3)\n", "unsafe",
     why="the fix is conditional: without it FA4 gets TE's -1")
 
+# 28. a kwargs dict entry replaced before the call (TE's CP code builds such dicts)
+_KW = ("\n\ndef run(q, k, v, fix=True):\n    kw = {{'causal': True, 'window_size': (-1, 0)}}\n"
+       "{store}    return flash_attn_func(q, k, v, **kw)\n")
+case("kwargs_entry_replaced", {
+    "m.py": FA + _KW.format(store="    kw['window_size'] = (None, 0)\n"),
+}, "import m\nm.run(1, 2, 3)\n", "safe",
+    why="the unconditional store replaces the entry before the call")
+case("kwargs_entry_replaced/twin", {
+    "m.py": FA + _KW.format(store="    if not fix:\n        kw['window_size'] = (None, 0)\n"),
+}, "import m\nm.run(1, 2, 3)\n", "unsafe",
+    why="the store is conditional: with fix=True the entry (-1, 0) reaches FA4")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
