@@ -60,14 +60,23 @@ class StoreIndex:
         return out
 
     # -- classes -----------------------------------------------------------------------
-    def _derives(self, name: str, ancestor: str, depth: int = 0) -> bool:
-        """Can the in-tree class ``name`` derive from ``ancestor`` (by simple names)? A base
-        no file of the tree defines cannot: it is outside the tree."""
-        if depth > 20 or name == _COMPUTED:
-            return True
-        for base in self._bases_of(name):
-            if base in (ancestor, _COMPUTED) or self._derives(base, ancestor, depth + 1):
+    def _derives(self, name: str, ancestor: str) -> bool:
+        """Can the in-tree class ``name`` derive from ``ancestor`` (by simple names: two classes
+        of one name count as one, an over-approximation)? A base no file of the tree defines
+        cannot: it is outside the tree. A base computed at run time can be anything."""
+        seen: set = set()
+        todo = [name]
+        while todo:
+            n = todo.pop()
+            if n == _COMPUTED:
                 return True
+            if n in seen:
+                continue
+            seen.add(n)
+            for base in sorted(self._bases_of(n)):
+                if base == ancestor:
+                    return True
+                todo.append(base)
         return False
 
     def _bases_of(self, name: str) -> set:
@@ -75,8 +84,10 @@ class StoreIndex:
         if self._bases is None:
             self._bases = {}
             self._files_read: set = set()
-        if name in self._bases:
-            return self._bases[name]
+            self._names_scanned: set = set()
+        if name in self._names_scanned:
+            return self._bases.get(name, set())
+        self._names_scanned.add(name)
         needle = f"class {name}".encode()
         for rel in sorted(self.data):
             if rel in self._files_read or needle not in self.data[rel]:

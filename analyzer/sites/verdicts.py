@@ -331,7 +331,7 @@ def _atoms_to_values(atoms):
             vals.add(None)
         else:
             unknown.append(a[1])
-    return vals, unknown
+    return vals, sorted(set(unknown))        # a stable order: the first one is shown
 
 
 def _pair_values(solver, fnkey, expr, depth=0, seen=None, line=None):
