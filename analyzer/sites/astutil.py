@@ -34,6 +34,19 @@ def flat_statements(body, *, loops: bool = False) -> list[ast.stmt]:
 _SHARED = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
 
 
+def sub_bodies(st: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists nested in one statement: the bodies of if/for/while/with/try (and
+    their else/finally), of each ``except`` handler and of each ``match`` case."""
+    out = []
+    for attr in ("body", "orelse", "finalbody"):
+        sub = getattr(st, attr, None)
+        if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+            out.append(sub)
+    out.extend(h.body for h in getattr(st, "handlers", ()) or ())
+    out.extend(c.body for c in getattr(st, "cases", ()) or ())
+    return out
+
+
 class NodeIndex:
     """Every node of one syntax tree in preorder, listed once: the nodes under any node are one
     slice of the list, and each node's parent is one lookup. The call-site pass asks the same

@@ -4,9 +4,10 @@ sites, values (``window_values``) and the atoms a site can be. Verdicts are ``ve
 from __future__ import annotations
 
 from analyzer.sites.bindings import WINDOW_KEYS
-from analyzer.sites.flow import reaching_defs
 from analyzer.sites.flow import (Const, DictVal, FAFunc, Fn, ListVal, Opaque, Site, Solver,
-                                 _FnCtx, _ModCtx, consistent, expr_label)
+                                 _FnCtx, consistent, expr_label, fn_context,
+                                 reaching_defs)
+
 
 class Text:
     """Source text of the audited files, for value expressions and columns."""
@@ -118,7 +119,7 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
                 out |= {(a if a[0] != "unk" else ("unk", f"{a[1]} (via {fn.first_param}.{expr[2]})", a[2]))
                         for a in window_values(solver, m.key, value, side, depth + 1, seen)}
         stores = getattr(solver, "attr_stores", None)
-        elsewhere = stores.foreign(fn.cls.ir.name, fn.mod.path, expr[2]) if stores is not None \
+        elsewhere = stores.foreign(fn.cls.ir.name, expr[2]) if stores is not None \
             else "the tree's text is not available"
         if elsewhere:
             out.add(("unk", f"{fn.first_param}.{expr[2]} may also be set outside "
@@ -127,7 +128,7 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
     return {("unk", expr_label(expr), None)}
 
 
-def _line(site) -> int | None:
+def site_line(site) -> int | None:
     """The line where a site's value is read."""
     pos = getattr(site, "pos", None)
     return pos[0] if pos and isinstance(pos[0], int) else None
@@ -154,10 +155,10 @@ def site_atoms(solver: Solver, site: Site) -> set:
     if site.key == "window_size":
         out = set()
         for side in (0, 1):
-            out |= window_values(solver, site.fn, expr, side, line=_line(site))
+            out |= window_values(solver, site.fn, expr, side, line=site_line(site))
         # window_size=None means both sides None
         return out
-    return window_values(solver, site.fn, expr, None, line=_line(site))
+    return window_values(solver, site.fn, expr, None, line=site_line(site))
 
 
 # ----------------------------------------------------------------------------- analysis
@@ -183,7 +184,7 @@ class Analysis:
         for path in sorted(s.mods):
             mod = s.mods[path]
             for fn in mod.all_fns:
-                ctx = _FnCtx(s, fn, False) if fn.ir is not None else _ModCtx(s, mod, None)
+                ctx = fn_context(s, fn)
                 for call, guards, tte in fn.calls:
                     g = fn.guards(guards)
                     func = call[1]

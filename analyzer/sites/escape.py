@@ -16,7 +16,7 @@ import ast
 from dataclasses import dataclass
 
 from analyzer.sites import bindings as B
-from analyzer.sites.astutil import indexed, parent as _parent_of, walk
+from analyzer.sites.astutil import indexed, parent as _parent_of, sub_bodies, walk
 from analyzer.sites.flow import ExtRef, FAFunc, FuncRef, ModRef
 from analyzer.sites.reach import _resolve
 
@@ -138,15 +138,7 @@ def _statements_with(info, names: set[str]):
                     if pat.search(ast.unparse(h)):
                         yield h, scope, cls
                 continue
-            subs = []
-            for attr in ("body", "orelse", "finalbody"):
-                b = getattr(st, attr, None)
-                if isinstance(b, list) and b and isinstance(b[0], ast.stmt):
-                    subs.append(b)
-            for h in getattr(st, "handlers", ()) or ():
-                subs.append(h.body)
-            for c in getattr(st, "cases", ()) or ():
-                subs.append(c.body)
+            subs = sub_bodies(st)
             if subs:
                 for b in subs:
                     stack.append((b, scope, prefix, cls))
@@ -465,11 +457,11 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
 
 
 def _eval(solver, fn, expr) -> frozenset:
-    from analyzer.sites.flow import _FnCtx, _ModCtx
+    from analyzer.sites.flow import fn_context
 
     if fn is None:
         return frozenset()
-    ctx = _FnCtx(solver, fn, False) if fn.ir is not None else _ModCtx(solver, fn.mod, None)
+    ctx = fn_context(solver, fn)
     try:
         return frozenset(v for v, _ in solver.eval(ctx, expr))
     except RecursionError:
@@ -479,7 +471,7 @@ def _eval(solver, fn, expr) -> frozenset:
 def _in_tree_callee(solver, fn, call: ast.Call) -> bool:
     if fn is None:
         return False
-    from analyzer.sites.flow import _FnCtx, _ModCtx
+    from analyzer.sites.flow import fn_context
 
     label = call.func
     if isinstance(label, ast.Name):
@@ -488,7 +480,7 @@ def _in_tree_callee(solver, fn, call: ast.Call) -> bool:
         e = ("A", ("N", label.value.id), label.attr)
     else:
         return False
-    ctx = _FnCtx(solver, fn, False) if fn.ir is not None else _ModCtx(solver, fn.mod, None)
+    ctx = fn_context(solver, fn)
     try:
         vals = solver.eval(ctx, e)
     except RecursionError:

@@ -601,11 +601,18 @@ class _ModCtx:
         return frozenset({(Opaque(f"unbound name {name}"), EMPTY)})
 
 
+def fn_context(solver, fn: Fn):
+    """Where ``fn``'s body is evaluated: its own scopes, or for a module's top level the
+    module's final environment."""
+    return _FnCtx(solver, fn, False) if fn.ir is not None else _ModCtx(solver, fn.mod, None)
+
+
 _BUILTINS = frozenset(dir(__builtins__) if isinstance(__builtins__, dict) is False else __builtins__) \
     | frozenset(dir(sys.modules["builtins"]))
 
 
 __all__ = [
+    'fn_context',
     'reaching_defs',
     'Value',
     'Facts',

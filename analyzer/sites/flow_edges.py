@@ -170,7 +170,7 @@ class CallEdges:
             efn = self.fns.get(fnkey)
             if efn is None:
                 return
-            ectx = _FnCtx(self, efn, False) if efn.ir is not None else _ModCtx(self, efn.mod, None)
+            ectx = fn_context(self, efn)
             for v, f in self.eval(ectx, expr):
                 ff = (f if fnkey == caller.key else EMPTY) | facts | guards
                 if not consistent(ff):

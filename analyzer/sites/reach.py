@@ -31,7 +31,8 @@ import pickle
 import re
 from collections import OrderedDict
 
-from analyzer.sites.astutil import flat_statements, walk
+from analyzer.sites.astutil import flat_statements, sub_bodies, walk
+from analyzer.sites.parse import _modname as modname
 from analyzer.sites import astutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,13 +170,6 @@ def under_importer_root(importer: str, module: str, known) -> str | None:
         if cand in known:
             return cand
     return None
-
-
-def modname(rel: str) -> tuple[str, bool]:
-    parts = rel[:-3].split("/")
-    if parts[-1] == "__init__":
-        return ".".join(parts[:-1]), True
-    return ".".join(parts), False
 
 
 class TreeIndex:
@@ -535,14 +529,7 @@ def _stmt_imports(tree: ast.Module):
             if isinstance(st, (ast.Import, ast.ImportFrom)):
                 yield st
                 continue
-            for attr in ("body", "orelse", "finalbody"):
-                sub = getattr(st, attr, None)
-                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
-                    stack.append(sub)
-            for h in getattr(st, "handlers", ()) or ():
-                stack.append(h.body)
-            for c in getattr(st, "cases", ()) or ():
-                stack.append(c.body)
+            stack.extend(sub_bodies(st))
 
 
 # no leading ``\b``: a literal prefix lets ``re`` search fast (20x here); ``_word_start`` checks

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from analyzer.sites import behaviour as BH
 from analyzer.sites import pairs as P
 from analyzer.sites.astutil import indexed, parent as parent_of, walk
+from analyzer.sites.coverage import site_line
 from analyzer.sites.flow import reaching_defs
 from analyzer.sites.model import CallVerdict
 from fa4_patch import names as N
@@ -384,18 +385,13 @@ def _overwritten(c, site, splat) -> str:
             or splat[1] in fn.loop_defined:
         return ""
     call_line = c["call"][3][0] if c["call"][3] and isinstance(c["call"][3][0], int) else None
-    at = _site_line(site)
+    at = site_line(site)
     if not call_line or not at:
         return ""
     if any(straight for line, straight in fn.store_lines.get((splat[1], site.key), ())
            if at < line < call_line):
         return "hidden"
     return ""
-
-
-def _site_line(site):
-    pos = getattr(site, "pos", None)
-    return pos[0] if pos and isinstance(pos[0], int) else None
 
 
 def _passed_on(node, name: str) -> bool:
@@ -452,7 +448,7 @@ class _Enumerator:
         """(node, source, line): a local name whose one reaching binding is an expression is
         replaced by that expression, evaluated where it stands (``w = (-1, 0);
         w = tuple(... for x in w); fa4(window_size=w)``)."""
-        line = _site_line(site)
+        line = site_line(site)
         for _ in range(8):
             if not (isinstance(node, ast.Name) and fn.ir is not None and node.id in fn.defs
                     and node.id not in fn.globals):
@@ -607,7 +603,7 @@ def _splat_helpers_proved(judge, solver, c, text) -> dict:
     layer ``lambda *a, **kw: fa4(*a, **helper(kw))`` outside the call's own chain -- over every
     keyword form; where that is proved, nothing that arrives through the splat needs judging
     (id of the splat expression -> the helper's label)."""
-    from analyzer.sites.flow import FuncRef, _FnCtx, _ModCtx
+    from analyzer.sites.flow import FuncRef, fn_context
 
     out = {}
     fn = c["fn"]
@@ -615,7 +611,7 @@ def _splat_helpers_proved(judge, solver, c, text) -> dict:
     for kind, _kw, e, _pos in c["call"][2]:
         if kind != "**" or e[0] != "C" or len(e[2]) != 1 or e[2][0][0] != "p":
             continue
-        ctx = _FnCtx(solver, fn, False) if fn.ir is not None else _ModCtx(solver, fn.mod, None)
+        ctx = fn_context(solver, fn)
         try:
             callees = [v for v, _ in solver.eval(ctx, e[1])]
         except RecursionError:
@@ -743,7 +739,7 @@ def decide(calls, solver, text, judge: Judge) -> None:
             # sandbox on its inputs: the flow takes both branches for every input
             branchy = enum.branches(site)
             if site.key == "window_size":
-                p, unk = _pair_values(solver, site.fn, expr, line=_site_line(site))
+                p, unk = _pair_values(solver, site.fn, expr, line=site_line(site))
                 if unk or not branchy:
                     plan["pairs"] |= p
                 if unk:
@@ -756,7 +752,7 @@ def decide(calls, solver, text, judge: Judge) -> None:
                 side = "left" if site.key == "window_size_left" else "right"
                 plan["has_" + side] = True
                 vals, unk = _atoms_to_values(window_values(solver, site.fn, expr, None,
-                                                           line=_site_line(site)))
+                                                           line=site_line(site)))
                 if unk or not branchy:
                     plan[side] |= vals
                 if unk:
