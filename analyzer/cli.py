@@ -208,7 +208,9 @@ def console_main() -> None:
     import gc
     import os
 
-    gc.set_threshold(*(max(a, b) for a, b in zip(gc.get_threshold(), _gc_thresholds())))
+    from analyzer.gcpolicy import THRESHOLDS
+
+    gc.set_threshold(*(max(a, b) for a, b in zip(gc.get_threshold(), THRESHOLDS)))
     code = main()
     try:
         sys.stdout.flush()
@@ -217,9 +219,3 @@ def console_main() -> None:
         sys.exit(code)
     atexit._run_exitfuncs()
     os._exit(code)
-
-
-def _gc_thresholds():
-    from analyzer.gcpolicy import THRESHOLDS
-
-    return THRESHOLDS

@@ -22,9 +22,11 @@ class StoreIndex:
         self.index = index              # reach.TreeIndex: syntax trees by path
         self.data = data
         self._stores: dict[str, list] = {}
-        self._bases: dict[str, set] | None = None
+        self._bases: dict[str, set] = {}       # class name -> base names, files read so far
+        self._files_read: set[str] = set()
+        self._names_scanned: set[str] = set()
 
-    def foreign(self, cls_name: str, own_path: str, attr: str) -> str:
+    def foreign(self, cls_name: str, attr: str) -> str:
         """"" when only ``cls_name``'s own methods (through their first parameter) set
         ``attr`` on its instances; else the first other place (``path:line``)."""
         for path, line, owner in self._stores_of(attr):
@@ -81,10 +83,6 @@ class StoreIndex:
 
     def _bases_of(self, name: str) -> set:
         """The simple names of ``name``'s bases, over every class of that name in the tree."""
-        if self._bases is None:
-            self._bases = {}
-            self._files_read: set = set()
-            self._names_scanned: set = set()
         if name in self._names_scanned:
             return self._bases.get(name, set())
         self._names_scanned.add(name)

@@ -194,6 +194,19 @@ class ExprResult:
     exhaustive: bool = True
 
 
+def _function_catches(src: str) -> bool:
+    """A function in ``src`` has a ``try`` (code that does not parse counts as catching)."""
+    if "except" not in src and "finally" not in src:
+        return False
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return True
+    return any(isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        isinstance(n, (ast.Try, getattr(ast, "TryStar", ast.Try))) for n in ast.walk(fn))
+        for fn in ast.walk(tree))
+
+
 # One child per batch (no state carries from one batch to the next); the next one is started
 # ahead of time so its interpreter boots while the caller works (``prewarm``). ``release``
 # stops a spare nobody used.
@@ -228,6 +241,7 @@ class Runner:
         self.modules: dict[str, ExtractedModule] = {}
         self._chain_cache: dict = {}
         self._expr_cache: dict = {}
+        self._catch_memo: dict[str, bool] = {}
 
     # -- the child -----------------------------------------------------------------------
     def _run(self, jobs: list[dict]) -> list[dict]:
@@ -266,22 +280,15 @@ class Runner:
         """Some function of a layer's code can catch an exception (a ``try`` in a function
         body; module-level ``try`` only runs at import): the chain is also run with FA4 failing
         once. Code that does not parse here counts as catching."""
-        for l in layers:
-            if not l.module or l.module not in self.modules:
-                continue
-            for src in self.modules[l.module].sources:
-                if "except" not in src and "finally" not in src:
-                    continue
-                try:
-                    tree = ast.parse(src)
-                except SyntaxError:
-                    return True
-                for fn in ast.walk(tree):
-                    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                            isinstance(n, (ast.Try, getattr(ast, "TryStar", ast.Try)))
-                            for n in ast.walk(fn)):
-                        return True
-        return False
+        return any(self._catches(l.module) for l in layers
+                   if l.module and l.module in self.modules)
+
+    def _catches(self, module: str) -> bool:
+        hit = self._catch_memo.get(module)
+        if hit is None:
+            hit = self._catch_memo[module] = any(
+                _function_catches(src) for src in self.modules[module].sources)
+        return hit
 
     # -- chains --------------------------------------------------------------------------
     def verify_chains(self, items: list[tuple[tuple[Layer, ...], str, tuple, int]]
