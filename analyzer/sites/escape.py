@@ -157,7 +157,7 @@ class _Local:
     """The parent of each node of one statement (what ``_use`` reads); the statement itself
     has none here. Read off the tree's index when it has one, else built by a walk."""
 
-    def __init__(self, root, scope, cls=None, judge=None):
+    def __init__(self, root, cls=None, judge=None):
         self.root = root
         self.cls = cls              # the class whose body holds the statement, if any
         self.judge = judge
@@ -167,11 +167,7 @@ class _Local:
                 for c in ast.iter_child_nodes(n):
                     self._map[c] = n
 
-    @property
-    def parent(self):
-        return self
-
-    def get(self, node):
+    def parent(self, node):
         if self._map is not None:
             return self._map.get(node)
         if node is self.root:
@@ -218,7 +214,7 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
             # keeps on itself (self.fn = fn) is what the checked chain calls
             in_wrapper = owner is not None and owner.ir is not None and \
                 judge.inside_proved_wrapper(owner) is not None
-            sc = _Local(stmt, qual, cls, judge)
+            sc = _Local(stmt, cls, judge)
             for node in walk(stmt):
                 if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
                         and node.id in names):
@@ -246,17 +242,17 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
                 chained = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
                            and v.chain]
                 if wrapped:
-                    p = sc.parent.get(node)
+                    p = sc.parent(node)
                     if isinstance(p, ast.Attribute) and p.attr == "__wrapped__":
                         out.append(Escape(path, p.lineno, p.col_offset + 1,
                                           f"{node.id}.__wrapped__ bypasses the checked wrapper"))
                 if chained:
-                    p = sc.parent.get(node)
+                    p = sc.parent(node)
                     if isinstance(p, ast.Attribute) and p.value is node \
                             and p.attr != "__wrapped__" and (
                             isinstance(p.ctx, (ast.Store, ast.Del))
-                            or (isinstance(sc.parent.get(p), ast.Call)
-                                and sc.parent.get(p).func is p)):
+                            or (isinstance(sc.parent(p), ast.Call)
+                                and sc.parent(p).func is p)):
                         # the wrapper was checked as built; code that sets its attributes or
                         # calls its methods may change what it does
                         what = "sets" if isinstance(p.ctx, ast.Store) else (
@@ -286,10 +282,10 @@ def _attribute_chain(sc, node, fn, solver):
     """The longest attribute chain read off ``node`` (``a.fa.flash_attn_func`` for ``a``) and
     the values the solver gives it: (the outermost Attribute node, values), or (node, ())."""
     top, expr = node, ("N", node.id)
-    p = sc.parent.get(node)
+    p = sc.parent(node)
     while isinstance(p, ast.Attribute) and p.value is top:
         top, expr = p, ("A", expr, p.attr)
-        p = sc.parent.get(p)
+        p = sc.parent(p)
     if top is node:
         return node, frozenset()
     return top, _eval(solver, fn, expr)
@@ -403,7 +399,7 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
                        and v.entry.version == "fa4" and not judge.normalised(v)})
 
     cur, expr = node, ("N", node.id)
-    p = sc.parent.get(node)
+    p = sc.parent(node)
     if isinstance(p, ast.Attribute) and p.value is node:
         top, vals = _attribute_chain(sc, node, fn, solver)
         attrs = []
@@ -423,7 +419,7 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
                    for v in vals):
             return "", ""
         # the chain ends at a module that holds FA4 (``pkg.fa``): where that goes decides
-        cur, p = top, sc.parent.get(top)
+        cur, p = top, sc.parent(top)
         expr = _chain_expr(top)
     if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "getattr" \
             and p.args and p.args[0] is cur:
@@ -449,7 +445,7 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
             return "", ""
         return f"is passed to {ast.unparse(p.func)}(...), which the pass does not follow", what
     if isinstance(p, ast.keyword):
-        call = sc.parent.get(p)
+        call = sc.parent(p)
         if isinstance(call, ast.Call) and _in_tree_callee(solver, fn, call):
             return "", ""
         return f"is passed as {p.arg}= to a callee the pass does not follow", what
@@ -500,11 +496,11 @@ def _in_tree_callee(solver, fn, call: ast.Call) -> bool:
 
 def _use(sc, node, fn, solver, call_at, path) -> str:
     """"" when the flow layer follows this use of an FA4 function value, else why not."""
-    p = sc.parent.get(node)
+    p = sc.parent(node)
     child = node
     # a value chosen by a conditional is used where the conditional is used
     while isinstance(p, (ast.IfExp, ast.BoolOp, ast.NamedExpr)) and child is not getattr(p, "test", None):
-        child, p = p, sc.parent.get(p)
+        child, p = p, sc.parent(p)
     if isinstance(p, ast.Call):
         if p.func is child:
             if (path, p.lineno, p.col_offset) in call_at:
@@ -513,7 +509,7 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
         if p.args and p.args[0] is child:
             # a wrapping call, followed as a chain: fine where its value is a proved wrapper or
             # lands where the flow follows it; otherwise the wrapped value escapes
-            if isinstance(sc.parent.get(p), ast.Expr) and not _in_tree_callee(solver, fn, p):
+            if isinstance(sc.parent(p), ast.Expr) and not _in_tree_callee(solver, fn, p):
                 # the result is dropped: only what the callee keeps can be used later
                 why = (f"is handed to {ast.unparse(p.func)}(...), which may keep it where the "
                        "pass does not follow")
@@ -527,7 +523,7 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
         callee = ast.unparse(p.func)
         return f"is passed to {callee}(...), which the pass does not follow"
     if isinstance(p, ast.keyword):
-        call = sc.parent.get(p)
+        call = sc.parent(p)
         if isinstance(call, ast.Call) and _in_tree_callee(solver, fn, call):
             return ""
         return f"is passed as {p.arg}= to a callee the pass does not follow"
@@ -547,11 +543,11 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
     if isinstance(p, ast.Return):
         return ""
     if isinstance(p, (ast.List, ast.Tuple)):
-        q = sc.parent.get(p)
+        q = sc.parent(p)
         if isinstance(q, ast.Assign) and all(isinstance(t, ast.Name) for t in q.targets):
             return ""
         if isinstance(q, ast.Starred):
-            call = sc.parent.get(q)
+            call = sc.parent(q)
             if isinstance(call, ast.Call) and _in_tree_callee(solver, fn, call):
                 return ""
         if isinstance(q, ast.Call) and _in_tree_callee(solver, fn, q):
@@ -576,7 +572,7 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
 def _module_use(sc, node, fn, solver, call_at, path) -> str:
     """A name bound to an FA4 module: attribute reads of entry points are judged like the
     functions they give; other uses must not hand the module on."""
-    p = sc.parent.get(node)
+    p = sc.parent(node)
     if isinstance(p, ast.Attribute):
         if p.attr in B.FA4_ENTRIES or p.attr in ("interface", "cute"):
             return _use(sc, p, fn, solver, call_at, path)

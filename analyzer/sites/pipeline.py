@@ -4,6 +4,7 @@ decide (``verdicts``: behaviour, pairs) -> escapes -> records (``records``)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Sequence
@@ -23,7 +24,6 @@ from analyzer.sites.parse import _Parser, _max_bytes, _modname
 from analyzer.sites.records import _reach_findings, _reach_json, _records, _USES
 
 MAX_ROUNDS = 12
-_OPEN: list = []        # parsers whose worker processes the pass must stop, even on failure
 
 
 def _over_cap(rel: str, data: dict, cap: int, failures: list) -> None:
@@ -53,18 +53,17 @@ def audit_tree(root: Path, *, package_dir: str | None = None, wrappers: Sequence
 
     B.EXTRA_FA4.clear()
     try:
-        with fewer_collections():
+        # what the pass starts (parse workers, a waiting sandbox child) is stopped on any exit
+        with fewer_collections(), contextlib.ExitStack() as cleanup:
+            cleanup.callback(BH.release)
             return _audit_tree(Path(root), package_dir, jobs, use_cache, progress,
-                               tuple(fa4_modules), resolvers, fa4_params or {})
+                               tuple(fa4_modules), resolvers, fa4_params or {}, cleanup)
     finally:
         B.EXTRA_FA4.clear()
-        BH.release()
-        while _OPEN:
-            _OPEN.pop().close()
 
 
 def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules, resolvers,
-                fa4_params) -> SitesReport:
+                fa4_params, cleanup: contextlib.ExitStack) -> SitesReport:
     from analyzer.sites import behaviour as BH
     from analyzer.sites import escape as E
     from analyzer.sites import pairs as P
@@ -118,7 +117,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     wrapper_names = {B.TREE_WRAPPER} | {w for w in wrappers if w}
     needles = prefilter.seeds(wrappers)
     parser = _Parser(data, jobs, use_cache, progress)
-    _OPEN.append(parser)
+    cleanup.callback(parser.close)
     # files that spell FlashAttention are parsed (libcst, worker processes) while the import
     # graph is built here; files the graph adds are parsed after it
     spelled = {rel for rel, d in data.items() if d and prefilter.matches(d, needles)}
