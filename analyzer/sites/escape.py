@@ -16,7 +16,8 @@ import ast
 from dataclasses import dataclass
 
 from analyzer.sites import bindings as B
-from analyzer.sites.astutil import indexed, parent as _parent_of, sub_bodies, walk
+from analyzer.sites.astutil import (index as index_tree, indexed, parent as _parent_of,
+                                    sub_bodies, walk)
 from analyzer.sites.flow import ExtRef, FAFunc, FuncRef, ModRef
 from analyzer.sites.reach import _resolve
 
@@ -155,21 +156,16 @@ def _statements_with(info, names: set[str]):
 
 class _Local:
     """The parent of each node of one statement (what ``_use`` reads); the statement itself
-    has none here. Read off the tree's index when it has one, else built by a walk."""
+    has none here. Read off the tree's index."""
 
     def __init__(self, root, cls=None, judge=None):
         self.root = root
         self.cls = cls              # the class whose body holds the statement, if any
         self.judge = judge
-        self._map = None if indexed(root) else {}
-        if self._map is not None:
-            for n in ast.walk(root):
-                for c in ast.iter_child_nodes(n):
-                    self._map[c] = n
+        # a tree whose index was dropped gets one for this statement, kept while it is read
+        self._index = None if indexed(root) else index_tree(root)
 
     def parent(self, node):
-        if self._map is not None:
-            return self._map.get(node)
         if node is self.root:
             return None
         return _parent_of(node)

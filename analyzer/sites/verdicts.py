@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from analyzer.sites import behaviour as BH
 from analyzer.sites import pairs as P
-from analyzer.sites.astutil import indexed, parent as parent_of, walk
+from analyzer.sites.astutil import (index as astutil_index, indexed, parent as parent_of,
+                                    walk)
 from analyzer.sites.coverage import site_line
 from analyzer.sites.flow import reaching_defs
 from analyzer.sites.model import CallVerdict
@@ -521,23 +522,6 @@ class _Enumerator:
         self.results.update(zip(keys, res))
 
 
-def _parent(node, scope):
-    """``node``'s parent inside ``scope`` (an indexed tree answers in one lookup)."""
-    if indexed(node):
-        return parent_of(node)
-    pm = _PARENTS.get(id(scope))
-    if pm is None or pm[0] is not scope:
-        m = {}
-        for n in ast.walk(scope):
-            for ch in ast.iter_child_nodes(n):
-                m[ch] = n
-        pm = (scope, m)
-        _PARENTS.clear()
-        _PARENTS[id(scope)] = pm
-    return pm[1].get(node)
-
-
-_PARENTS: dict = {}
 _DICT_METHODS_FOLLOWED = {"get", "items", "keys", "values", "copy", "update", "setdefault", "pop"}
 
 
@@ -572,10 +556,11 @@ def _splat_gaps(judge, solver, c) -> list[str]:
         if not isinstance(v, ast.Name) or scope is None:
             continue
         name = v.id
+        keep = None if indexed(scope) else astutil_index(scope)  # noqa: F841 - parents below
         for n in walk(scope):
             if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
                 continue
-            p = _parent(n, scope)
+            p = parent_of(n)
             if isinstance(p, ast.keyword) and p.arg is None:
                 continue                                  # a ** splat
             if isinstance(p, ast.Subscript) and p.value is n:
