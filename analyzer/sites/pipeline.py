@@ -224,23 +224,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
 
     t0 = time.perf_counter()
     V.decide(calls, solver, Text(data), judge)
-    origins, reaching_mods = set(reach.origins), set(reach.reaching)
-
-    def may_hold(dotted: str) -> bool:
-        """Can the module ``dotted``, or an attribute chain read off it, hold FA4? An origin,
-        anything inside or above one; an in-tree module the graph says reaches FA4, or a
-        package above one. (A module is not "inside" a reaching package's ``__init__``: its
-        own reach decides. The escape check also asks the solver what a parsed module binds.)"""
-        if not dotted:
-            return False
-        if B.fa_version_of_module(dotted) == "fa4":
-            return True
-        if any(dotted == o or dotted.startswith(o + ".") or o.startswith(dotted + ".")
-               for o in origins):
-            return True
-        return any(dotted == m or m.startswith(dotted + ".") for m in reaching_mods)
-
-    escapes = E.find(solver, index, judge, calls, may_hold)
+    escapes = E.find(solver, index, judge, calls, reach.may_hold)
     t_judge = time.perf_counter() - t0
     report = SitesReport(root=str(root), package_dir=package_dir, files_total=len(files),
                          files_parsed=len(parser.irs), files_skipped=len(files) - len(parser.irs),

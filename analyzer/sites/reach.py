@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Iterable
 
 from fa4_patch import names as N
+from analyzer.sites.bindings import fa_version_of_module
 
 SUMMARY_VERSION = 13
 
@@ -993,6 +994,20 @@ class Reach:
 
     def is_origin(self, module: str) -> bool:
         return any(module == o or module.startswith(o + ".") for o in self.origins)
+
+    def may_hold(self, dotted: str) -> bool:
+        """Can the module ``dotted``, or an attribute chain read off it, hold FA4? An origin,
+        anything inside or above one; an in-tree module the graph says reaches FA4, or a
+        package above one. (A module is not "inside" a reaching package's ``__init__``: its
+        own reach decides. The escape check also asks the solver what a parsed module binds.)"""
+        if not dotted:
+            return False
+        if fa_version_of_module(dotted) == "fa4":
+            return True
+        if any(dotted == o or dotted.startswith(o + ".") or o.startswith(dotted + ".")
+               for o in self.origins):
+            return True
+        return any(dotted == m or m.startswith(dotted + ".") for m in self.reaching)
 
 
 def compute(index: TreeIndex, sums: dict[str, FileSummary],
