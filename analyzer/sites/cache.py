@@ -36,16 +36,22 @@ def load(k: str) -> ModuleIR | None:
     return obj if isinstance(obj, ModuleIR) else None
 
 
-def store(k: str, ir: ModuleIR) -> None:
-    d = cache_root() / k[:2]
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write a cache file whole or not at all (a temporary file renamed over it). A cache that
+    cannot be written only costs time: OSError is swallowed."""
     try:
-        d.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "wb") as fh:
-            pickle.dump(ir, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, d / f"{k}.pkl")
+            fh.write(data)
+        os.replace(tmp, path)
     except OSError:
-        pass  # a cache that cannot be written only costs time
+        pass
+
+
+def store(k: str, ir: ModuleIR) -> None:
+    write_atomic(cache_root() / k[:2] / f"{k}.pkl",
+                 pickle.dumps(ir, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 # ----------------------------------------------------------------------------- whole reports
@@ -94,12 +100,8 @@ def load_report(k: str):
 
 
 def store_report(k: str, report) -> None:
-    d = cache_root() / "reports"
     try:
-        d.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(report, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, d / f"{k}.pkl")
-    except (OSError, pickle.PicklingError, TypeError, AttributeError):
-        pass
+        data = pickle.dumps(report, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return
+    write_atomic(cache_root() / "reports" / f"{k}.pkl", data)

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import os
 import pickle
 import re
 from collections import OrderedDict
@@ -40,6 +39,7 @@ from typing import Iterable
 
 from fa4_patch import names as N
 from analyzer.sites.bindings import fa_version_of_module
+from analyzer.sites.cache import write_atomic
 
 SUMMARY_VERSION = 13
 
@@ -967,13 +967,7 @@ def summaries(index: TreeIndex, use_cache: bool = True) -> dict[str, FileSummary
         s = summarize(info.path, info.source, info)
         out[name] = s
         if f is not None and s.error is None:
-            try:
-                f.parent.mkdir(parents=True, exist_ok=True)
-                tmp = f.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_bytes(pickle.dumps(s))
-                tmp.replace(f)
-            except OSError:
-                pass
+            write_atomic(f, pickle.dumps(s))
     return out
 
 
