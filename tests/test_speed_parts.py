@@ -222,3 +222,21 @@ def test_code_runner_search_finds_every_builtin_call_spelling(text, expect):
     if expect:
         tree = ast.parse(text)
         assert any(isinstance(n, ast.Call) for n in ast.walk(tree))
+
+
+def test_the_unvalidated_parse_builds_the_tree_libcst_builds_and_puts_validation_back():
+    """``extract.parse_unvalidated`` skips libcst's per-node validation while the parser builds
+    a tree. Guards against: a different tree (a validator that fixed up a field would make the
+    IR differ) and validation left off for nodes built afterwards (the codemod builds nodes by
+    hand and relies on it), also when the parse fails."""
+    import libcst as cst
+
+    from analyzer.sites.extract import parse_unvalidated
+
+    src = (_SRC + "\nx = (yield)\nwith (a as b, c): pass\nf'{x!r:>{w}}'\n").encode()
+    assert parse_unvalidated(src).deep_equals(cst.parse_module(src))
+    assert parse_unvalidated(src).code == src.decode()
+    with pytest.raises(cst.ParserSyntaxError):
+        parse_unvalidated(b"def (:\n")
+    with pytest.raises(cst.CSTValidationError):    # a name with a space is invalid
+        cst.Name("not a name")

@@ -525,10 +525,30 @@ def _ast_spans(tree: ast.AST) -> dict[str, list]:
     return res
 
 
+def _no_validation(self) -> None:
+    return None
+
+
+def parse_unvalidated(source: bytes) -> cst.Module:
+    """``cst.parse_module`` without libcst's per-node ``_validate`` (27% of the parse on TE's
+    context_parallel.py). Every libcst node validates its fields in ``__post_init__``, which
+    guards nodes built by hand; a tree the parser built from source is valid by construction
+    (libcst's own comment on ``CSTNode.__post_init__`` says as much). The validators only
+    raise, they never change a node (checked in ``tests/test_speed_parts.py``: the same tree
+    either way), so the parse is the same with the hook off; it is put back afterwards."""
+    from libcst._nodes.base import CSTNode
+    saved = CSTNode.__dict__["__post_init__"]
+    CSTNode.__post_init__ = _no_validation
+    try:
+        return cst.parse_module(source)
+    finally:
+        CSTNode.__post_init__ = saved
+
+
 def extract(path: str, source: bytes, line_offset: int = 0) -> ModuleIR:
     """Parse ``source`` (bytes) and build its IR. A syntax error gives ``ModuleIR.error``."""
     try:
-        module = cst.parse_module(source)
+        module = parse_unvalidated(source)
     except Exception as exc:  # libcst.ParserSyntaxError and friends
         msg = str(exc).strip().splitlines()
         return ModuleIR(path, error=f"libcst cannot parse: {msg[0] if msg else type(exc).__name__}")
