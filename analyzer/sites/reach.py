@@ -41,7 +41,7 @@ from fa4_patch import names as N
 from analyzer.sites.bindings import fa_version_of_module
 from analyzer.sites.cache import write_atomic
 
-SUMMARY_VERSION = 13
+SUMMARY_VERSION = 16
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -57,6 +57,7 @@ class DynamicImport:
     carries_window: bool    # its result makes a call that can carry a window, or escapes
     why: str = ""
     direct: bool = False    # the window call is made right there (not through an escape)
+    loader: str = ""        # "value" | "path": a loader used where its argument cannot be read
 
 
 @dataclass(frozen=True)
@@ -570,6 +571,28 @@ def _runs_code(text: str) -> bool:
             i = text.find(word, j)
     return False
 _CODE_RUNNERS = ("exec", "eval", "builtins.exec", "builtins.eval")
+# what loads a module or runs code, by its full dotted name (import aliases resolved). A call
+# of a name loader or code runner is read where it stands (``_code_run`` and the
+# dynamic-import branch of ``_expressions``); anything else -- bound to another name, passed
+# on, read off its module by ``getattr`` -- is not followed (``_loader_refs``)
+_RUNNERS = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
+_NAME_LOADERS = frozenset({"__import__", "builtins.__import__", "importlib.import_module",
+                           "importlib.__import__", "runpy.run_module"})
+# loaders that take a file path: what they load is a file of the tree (seen as a module of the
+# tree, a vendored FA4 copy recognised by its content) or code outside it, trusted like any
+# outside import -- unless the tree holds FA4 under another name or spells flash_attn there
+_PATH_LOADERS = frozenset({
+    "importlib.util.module_from_spec", "importlib.util.spec_from_file_location",
+    "importlib.util.spec_from_loader", "importlib.machinery.SourceFileLoader",
+    "importlib.machinery.SourcelessFileLoader", "runpy.run_path", "imp.load_source",
+    "imp.load_module", "imp.load_package", "imp.load_compiled", "zipimport.zipimporter"})
+_LOADERS = _RUNNERS | _NAME_LOADERS | _PATH_LOADERS
+# modules whose attributes are loaders: ``getattr(importlib, name)``, ``m = importlib``
+_LOADER_MODULES = frozenset({"builtins", "importlib", "importlib.util", "importlib.machinery",
+                             "runpy", "imp", "zipimport"})
+_LOADER_WORDS = re.compile(r"\b(?:runpy|imp|zipimport|builtins|__builtins__)\b"
+                           r"|\bimportlib\b(?!\s*\.\s*(?:metadata|resources|import_module)\b)"
+                           r"|(?<![\w.])(?:exec|eval|__import__)(?!\s*\(|\w)")
 
 
 _WORD_CHAR = re.compile(r"\w")
@@ -652,7 +675,7 @@ def summarize(rel: str, source: str, info: "ModuleInfo | None" = None) -> FileSu
     maybe_vendored = "window_size" in source and "def _flash_attn_fwd" in source or \
         ("_resolve_causal_local_window" in source and "def flash_attn" in source)
     dynamic = (any(n in source for n in _EXPR_NEEDLES) and _DYNAMIC_RE.search(source)) \
-        or _runs_code(source)
+        or _runs_code(source) or _mentions_loader(source)
     needs_tree = (maybe_vendored and len(set(_VENDOR_RE.findall(source))) >= 2) or dynamic
     if needs_tree:
         if info is not None:
@@ -672,14 +695,83 @@ def summarize(rel: str, source: str, info: "ModuleInfo | None" = None) -> FileSu
     return s
 
 
+def _mentions_loader(source: str) -> bool:
+    """A module that loads code (runpy, importlib, imp, zipimport, builtins) or names
+    ``exec``/``eval``/``__import__`` other than as a call: an over-approximation, found by
+    text, of what ``_loader_refs`` reads off the syntax tree."""
+    if not any(w in source for w in ("runpy", "importlib", "imp", "zipimport", "builtins",
+                                      "exec", "eval", "__import__")):
+        return False
+    return _LOADER_WORDS.search(source) is not None
+
+
+def _loader_refs(s: FileSummary, tree: ast.Module, aliases: dict, consts: dict,
+                 source: str) -> None:
+    """Loaders used where their argument cannot be read (see ``_LOADERS``). ``exec``/``eval``
+    and the builtins' namespace run code that may call FA4 itself: unknown where they stand.
+    A name loader bound to another name loads a module nothing here reads, whose functions
+    escape (``compute`` reports each call that hands a window to a callee nothing resolves).
+    A path loader's result escapes the same way only where the file spells ``flash_attn``
+    or the tree holds FA4 under another name (``compute``)."""
+    parent = _Parents()
+
+    def add(node, full, why, direct, kind):
+        text = " ".join((ast.unparse(node) or full).split())[:80]
+        s.dynamic.append(DynamicImport(node.lineno, node.col_offset + 1, text, None, True, why,
+                                       direct, loader=kind))
+
+    for node in walk(tree):
+        if not (isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load)):
+            continue
+        p = parent.get(node)
+        if isinstance(p, ast.Attribute):
+            continue                        # the longest chain is the one read
+        d = _dotted(node)
+        if not d:
+            continue
+        head, _, rest = d.partition(".")
+        full = aliases.get(head, head) + ("." + rest if rest else "")
+        if full.startswith("__builtins__"):
+            full = "builtins" + full[len("__builtins__"):]
+            if full == "builtins":
+                full = "builtins.__dict__"      # a dict in imported modules, a module in main
+        called = isinstance(p, ast.Call) and p.func is node
+        if full in _LOADERS:
+            if called and (full in _RUNNERS or full in _NAME_LOADERS):
+                continue                    # read where it stands (``_expressions``)
+            if called:                      # a path loader
+                carries, why = _result_use(parent, p, _enclosing_scope(parent, p))
+                if carries:
+                    add(p, full, f"loads a module from a file by {full}(...) and {why}", False,
+                        "path" if "flash_attn" not in source else "value")
+                continue
+            add(node, full, f"uses {full} as a value: what it loads or runs is not followed",
+                full in _RUNNERS or full.startswith("builtins."), "value")
+        elif full in _LOADER_MODULES or full in ("builtins.__dict__", "importlib.__dict__"):
+            if isinstance(p, ast.Compare) or (isinstance(p, ast.Call) and
+                                              _dotted(p.func) in ("hasattr", "isinstance")):
+                continue                    # ``name in builtins.__dict__``
+            if isinstance(p, ast.Subscript) and p.value is node:
+                key = _const_str(p.slice, consts)
+                if key is not None and f"builtins.{key}" not in _LOADERS \
+                        and f"{full.split('.')[0]}.{key}" not in _LOADERS:
+                    continue                # ``builtins.__dict__["print"]``
+            if isinstance(p, ast.Call) and _dotted(p.func) == "getattr" and p.args \
+                    and p.args[0] is node and len(p.args) > 1:
+                key = _const_str(p.args[1], consts)
+                if key is not None and f"{full}.{key}" not in _LOADERS and key != "__dict__":
+                    continue                # ``getattr(importlib, "invalidate_caches")``
+            add(node, full, f"reads {full.split('.__dict__')[0]}'s loaders without naming "
+                            "one (a namespace, getattr or the module handed on)",
+                full.startswith("builtins"), "value")
+
+
 def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
     """Dynamic imports and torch's FA4 switch: the only parts that need an expression walk."""
     # walks and parents read off the tree's index (ModuleInfo keeps one; else built here and
     # kept alive for this function)
     ix = None if astutil.indexed(tree) else astutil.index(tree)  # noqa: F841
     candidates = [n for n in walk(tree) if isinstance(n, (ast.Call, ast.Subscript))]
-    if not candidates:
-        return
     consts = _string_consts(tree)
     parent = _Parents()
 
@@ -695,6 +787,7 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
         elif not node.level:
             for a in node.names:
                 import_aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    _loader_refs(s, tree, import_aliases, consts, source)
     for node in candidates:
         if isinstance(node, ast.Call):
             d = _dotted(node.func)
@@ -705,7 +798,7 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
             if full in _CODE_RUNNERS:
                 _code_run(s, node, consts, parents)
             elif d == "__import__" or d.endswith(".__import__") \
-                    or full == "importlib.import_module":
+                    or full in ("importlib.import_module", "runpy.run_module"):
                 arg = node.args[0] if node.args else None
                 c = _const_str(arg, consts) if arg is not None else None
                 parent = parents()
@@ -814,8 +907,9 @@ def _window_dicts(fn) -> set[str]:
 def _blind_calls(tree: ast.Module, source: str) -> list[tuple]:
     """Calls carrying a window (a window keyword, or a ``**`` splat of a dict the function puts
     a window key in) whose callee is rooted at neither an import, a module-level def/class nor
-    a builtin: a parameter, a local, an object's attribute, a computed lookup. Returns
-    (line, col, callee text) for each."""
+    a builtin: a parameter, a local, an object's attribute, a computed lookup -- or is read off
+    a call's result or a subscript (``load().f``, ``getattr(m, name)``, ``ns["f"]``), whatever
+    the root. Returns (line, col, callee text) for each."""
     import builtins
 
     out: list[tuple] = []
@@ -848,10 +942,17 @@ def _blind_calls(tree: ast.Module, source: str) -> list[tuple]:
             if not carries:
                 continue
             root = n.func
+            computed = False        # the callee is read off a call's result or a subscript
             while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
-                root = root.value if not isinstance(root, ast.Call) else root.func
-            if isinstance(root, ast.Name) and (root.id in top or root.id in local_imports
-                                               or hasattr(builtins, root.id)):
+                if isinstance(root, ast.Call):
+                    computed = computed or not (isinstance(root.func, ast.Name)
+                                                and root.func.id == "super")
+                    root = root.func
+                else:
+                    computed = computed or isinstance(root, ast.Subscript)
+                    root = root.value
+            if isinstance(root, ast.Name) and not computed and (
+                    root.id in top or root.id in local_imports or hasattr(builtins, root.id)):
                 continue
             if isinstance(root, ast.Name) and root.id in ("self", "cls") and \
                     isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
@@ -1156,6 +1257,8 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
         if s.error:
             errors.append((path, s.error))
         for d in s.dynamic:
+            if d.loader == "path" and not (vendored or declared):
+                continue        # a file outside the tree: trusted like an outside import
             if d.constant is None and d.carries_window and d.direct:
                 dyn_unknown.append((path, d))
             elif d.constant is None and d.carries_window:

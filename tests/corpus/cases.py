@@ -798,5 +798,69 @@ case("kwargs_entry_replaced/twin", {
 }, "import m\nm.run(1, 2, 3)\n", "unsafe",
     why="the store is conditional: with fix=True the entry (-1, 0) reaches FA4")
 
+# 29. a loader used where its argument cannot be read: exec or import_module bound to another
+# name, read off its module by getattr, runpy; the twins call the loader where it stands
+_SRC_FA4 = ("'from flash_attn.cute.interface import flash_attn_func as f\\n'\n"
+            "       'out = f(q, k, v, causal=True, window_size=(-1, 0))'")
+case("exec_alias", {
+    "m.py": f"run_code = exec\nSRC = ({_SRC_FA4})\n\n\ndef run(q, k, v):\n"
+            "    ns = {'q': q, 'k': k, 'v': v}\n    run_code(SRC, ns)\n    return ns['out']\n",
+}, "import m\nm.run(1, 2, 3)\n", "unknown",
+    why="the code run by exec under another name imports FA4 and passes TE's (-1, 0)")
+case("exec_alias/twin", {
+    "m.py": "SRC = 'import json'\n\n\ndef run(q, k, v):\n    ns = {}\n    exec(SRC, ns)\n"
+            "    return ns\n",
+}, "import m\nm.run(1, 2, 3)\n", "no-fa4", why="exec called by name on constant code that "
+                                               "imports json only")
+_LOADED = ("\n\ndef run(q, k, v):\n    m = {load}('flash_attn.cute.interface')\n"
+           "    return m.flash_attn_func(q, k, v, causal=True, window_size={w})\n")
+case("import_module_alias", {
+    "m.py": "import importlib\n\nload = importlib.import_module\n"
+            + _LOADED.format(load="load", w="(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown",
+    why="import_module bound to another name loads FA4; the call through it passes (-1, 0)")
+case("import_module_alias/twin", {
+    "m.py": "import importlib\n\nload = importlib.import_module\n\n\n"
+            "def version():\n    return load('json').__name__\n",
+}, "import m\nm.version()\n", "no-fa4",
+    why="what the alias loads never receives a window")
+case("loader_by_getattr", {
+    "m.py": "import importlib\n"
+            + _LOADED.format(load="getattr(importlib, 'import_' + 'module')", w="(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown", why="the loader is read off importlib by a "
+                                               "computed name")
+case("loader_by_getattr/twin", {
+    "m.py": "import importlib\n\n\ndef refresh():\n"
+            "    getattr(importlib, 'invalidate_caches')()\n",
+}, "import m\nm.refresh()\n", "no-fa4", why="getattr reads a named function that loads "
+                                             "nothing")
+case("runpy_module", {
+    "m.py": "import runpy\n\n\ndef run(q, k, v):\n"
+            "    ns = runpy.run_module('flash_attn.cute.interface')\n"
+            "    return ns['flash_attn_func'](q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import m\nm.run(1, 2, 3)\n", "unknown", why="runpy runs FA4's module; its function is "
+                                                "called from the namespace it returns")
+case("runpy_module/twin", {
+    "m.py": "import runpy\n\n\ndef run():\n    return sorted(runpy.run_module('string'))\n",
+}, "import m\nm.run()\n", "no-fa4", why="runpy runs json only")
+_PATH_LOAD = ("import importlib.util\n\n\ndef load(path, name):\n"
+              "    spec = importlib.util.spec_from_file_location(name, path)\n"
+              "    mod = importlib.util.module_from_spec(spec)\n"
+              "    spec.loader.exec_module(mod)\n    return mod\n")
+case("path_loader", {
+    "m.py": _PATH_LOAD + "\n\ndef run(q, k, v):\n"
+            "    origin = importlib.util.find_spec('flash_attn.cute.interface').origin\n"
+            "    return load(origin, 'fa4_copy').flash_attn_func(q, k, v, causal=True,\n"
+            "                                                    window_size=(-1, 0))\n",
+}, "import m\nm.run(1, 2, 3)\n", "unknown",
+    why="FA4's file loaded by path; its function, read off the call's result, gets (-1, 0)")
+case("path_loader/twin", {
+    "m.py": _PATH_LOAD + "\n\ndef run(q, k, v):\n"
+            "    import os\n    here = os.path.join(os.path.dirname(__file__), 'plugin.py')\n"
+            "    return load(here, 'plugin').attention(q, k, v, window_size=(-1, 0))\n",
+    "plugin.py": "def attention(q, k, v, window_size=(None, None)):\n    return q\n",
+}, "import m\nm.run(1, 2, 3)\n", "no-fa4",
+    why="a file of the tree loaded by path, which is not FA4 and calls nothing")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
