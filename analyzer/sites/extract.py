@@ -21,7 +21,7 @@ Statements:
   ("aug", target, value, pos)  ("if", true_facts, false_facts, body, orelse)
   ("try", body, [(exc_names, body)], orelse, final)  ("loop", target|None, iter, body, orelse)
   ("with", [(expr, target|None)], body)  ("def", FuncIR)  ("cls", ClassIR)  ("ret", expr)
-  ("glob", names)  ("ex", expr)  ("blk", [bodies])
+  ("glob", names)  ("nonloc", names)  ("ex", expr)  ("blk", [bodies])
 Targets: ("N", n) ("A", base, attr) ("S", base, index, pos) ("T", [targets]) ("*", target)
 A ``pos`` is a list [line, col_byte, end_line, end_col_byte] (1-based line, 0-based byte col).
 """
@@ -92,10 +92,18 @@ class _Extractor:
     def body(self, stmts, scope):
         out = []
         for s in stmts:
+            n0 = len(out)
             self.stmt(s, out, scope)
             if self.calls_in_generic:
                 out.append(("ex", ("T", self.calls_in_generic)))
                 self.calls_in_generic = []
+            if self.walrus:
+                # ``(name := value)`` anywhere in the statement (a test, a call, a
+                # comprehension: it binds in this scope) is a binding of ``name`` just before
+                # it, with no position: a binding without a line never hides another
+                # (``flow_base.reaching_defs``), so it is one more value the name may have
+                out[n0:n0] = [("asg", [("N", n)], v, None) for n, v in self.walrus]
+                self.walrus = []
         return out
 
     def block(self, node, scope):
@@ -215,8 +223,10 @@ class _Extractor:
                     local = a.asname.name.value if a.asname is not None else name
                     items.append((local, mod, name, level, p))
             out.append(("imp", items))
-        elif t is cst.Global or t is cst.Nonlocal:
+        elif t is cst.Global:
             out.append(("glob", [n.name.value for n in s.names]))
+        elif t is cst.Nonlocal:
+            out.append(("nonloc", [n.name.value for n in s.names]))
         elif t is cst.Del:
             out.append(("ex", self.expr(s.target)))
         elif t is cst.Raise:
@@ -367,6 +377,8 @@ class _Extractor:
             return ("*", self.expr(e.value))
         if t is cst.NamedExpr:
             v = self.expr(e.value)
+            if isinstance(e.target, cst.Name):
+                self.walrus.append((e.target.value, v))
             return v
         if t is cst.Await:
             return self.expr(e.expression)
@@ -394,7 +406,8 @@ class _Extractor:
         """Walk a subtree we do not model, still counting positioned kinds (exact ordinals),
         and still recording calls (calls inside lambdas / comprehensions / f-strings)."""
         t = type(node)
-        if t is cst.Call or t is cst.Subscript or t is cst.Dict or t is cst.List:
+        if t is cst.Call or t is cst.Subscript or t is cst.Dict or t is cst.List \
+                or t is cst.NamedExpr:
             self.calls_in_generic.append(self.expr(node))
             return
         if t in (cst.Assign, cst.AnnAssign, cst.AugAssign):
@@ -423,6 +436,7 @@ class _Extractor:
                         self.generic(c)
 
     calls_in_generic: list
+    walrus: list            # (name, value) of ``:=`` in the statement being read
 
 
 def _dotted(e) -> str:
@@ -559,6 +573,7 @@ def extract(path: str, source: bytes, line_offset: int = 0) -> ModuleIR:
         ast_err = f"{type(exc).__name__}: {exc}"
     ex = _Extractor()
     ex.calls_in_generic = []
+    ex.walrus = []
     ast_err = None
     body = ex.body(module.body, "")
     spans = _ast_spans(tree) if tree is not None else None
@@ -581,6 +596,7 @@ def extract(path: str, source: bytes, line_offset: int = 0) -> ModuleIR:
         positions = wrapper.resolve(PositionProvider)
         ex2 = _Extractor(provider_positions=positions)
         ex2.calls_in_generic = []
+        ex2.walrus = []
         body = ex2.body(module.body, "")
         mir = ModuleIR(path, body=body, positions="provider")
         ex = ex2

@@ -153,6 +153,7 @@ class Fn:
         self.calls: list = []                      # (call, guards, try_typeerror)
         self.returns: list = []                    # (expr, guards)
         self.globals: set[str] = set()
+        self.nonlocals: set[str] = set()      # names declared nonlocal here
         self.attr_assigned: set[str] = set()
         self.depth = 0                              # nesting while the body is read
         self.store_lines: dict[tuple, list] = {}    # (dict name, key) -> [(line, straight)]
@@ -335,6 +336,21 @@ def build_module(mod: Mod) -> None:
                 fn.returns.append((st[1], guards))
             elif tag == "glob":
                 fn.globals.update(st[1])
+            elif tag == "nonloc":
+                # the enclosing function's name is rebound here, at whatever time this
+                # function runs: there it may hold anything (a binding with no line is never
+                # hidden by a later one); here it is the enclosing function's name
+                p = fn.parent
+                for name in st[1]:
+                    q = p
+                    while q is not None and q.ir is not None and name not in q.defs:
+                        q = q.parent
+                    if q is not None and q.ir is not None:
+                        q.defs.setdefault(name, []).append(
+                            ("opaque", f"{name} is rebound by the nested function "
+                                       f"{fn.qualname} (nonlocal)", ()))
+                        q.def_count[name] = q.def_count.get(name, 0) + 1
+                fn.nonlocals.update(st[1])
             elif tag == "ex":
                 _walk_expr_calls(st[1], fn.calls, guards, tte)
                 e = st[1]

@@ -41,15 +41,18 @@ class Values:
             return self.global_value(fn.mod, name)
         if name in fn.globals:
             return self.global_value(fn.mod, name)
-        if name in fn.defs:
+        if name in fn.defs and name not in fn.nonlocals:
             return self._memo(("name", fn.key, name, static), lambda: self._local(fn, name, static))
+        own = frozenset()
+        if name in fn.defs:     # nonlocal: its own bindings and the enclosing function's
+            own = self._memo(("name", fn.key, name, static), lambda: self._local(fn, name, static))
         p = fn.parent
         while p is not None:
             if name in p.defs and name not in p.globals:
                 vals = self._memo(("name", p.key, name, static), lambda p=p: self._local(p, name, static))
-                return frozenset((v, EMPTY) for v, _ in vals)
+                return own | frozenset((v, EMPTY) for v, _ in vals)
             p = p.parent
-        return self.global_value(fn.mod, name)
+        return own | self.global_value(fn.mod, name)
 
     def _local(self, fn: Fn, name: str, static: bool) -> Vals:
         out = set()

@@ -862,5 +862,30 @@ case("path_loader/twin", {
 }, "import m\nm.run(1, 2, 3)\n", "no-fa4",
     why="a file of the tree loaded by path, which is not FA4 and calls nothing")
 
+# 34. a name bound by ``:=`` inside a condition or a comprehension; a local rebound by a nested
+# function that declares it ``nonlocal``
+case("walrus_binding", {
+    "m.py": FA + "\n\ndef run(q, k, v, te_style=True):\n    window = (None, 0)\n"
+            "    if te_style and (window := (-1, 0)):\n        pass\n"
+            "    return flash_attn_func(q, k, v, causal=True, window_size=window)\n",
+}, "import m\nm.run(1, 2, 3)\nm.run(1, 2, 3, te_style=False)\n", "unsafe",
+    why="with te_style the walrus in the test rebinds window to TE's (-1, 0)")
+case("walrus_binding/twin", {
+    "m.py": FA + "\n\ndef run(q, k, v, te_style=True):\n    window = (None, 0)\n"
+            "    if te_style and (other := (-1, 0)):\n        pass\n"
+            "    return flash_attn_func(q, k, v, causal=True, window_size=window)\n",
+}, "import m\nm.run(1, 2, 3)\nm.run(1, 2, 3, te_style=False)\n", "safe",
+    why="the walrus binds another name")
+_NONLOCAL = ("\n\ndef run(q, k, v):\n    window = (None, 0)\n\n    def te_mode():\n"
+             "        {decl}window = (-1, 0)\n        return window\n\n    te_mode()\n"
+             "    return flash_attn_func(q, k, v, causal=True, window_size=window)\n")
+case("nonlocal_rebinding", {
+    "m.py": FA + _NONLOCAL.format(decl="nonlocal window\n        "),
+}, "import m\nm.run(1, 2, 3)\n", "unknown",
+    why="te_mode() rebinds run's window to TE's (-1, 0) before the call")
+case("nonlocal_rebinding/twin", {
+    "m.py": FA + _NONLOCAL.format(decl=""),
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="without nonlocal te_mode binds its own window")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
