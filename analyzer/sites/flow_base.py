@@ -623,12 +623,193 @@ def fn_context(solver, fn: Fn):
     return _FnCtx(solver, fn, False) if fn.ir is not None else _ModCtx(solver, fn.mod, None)
 
 
+# -- containers changed where the flow does not look ---------------------------------------
+# calls that only read a container handed to them (copies, iteration, printing)
+_READ_ONLY_CALLS = frozenset({
+    "len", "tuple", "list", "dict", "set", "frozenset", "sorted", "reversed", "enumerate", "zip",
+    "iter", "sum", "min", "max", "any", "all", "print", "repr", "str", "bool", "int", "float",
+    "isinstance", "id", "hash", "type", "format", "map", "filter", "range", "hasattr"})
+# methods the flow models (``local_mutations``, ``list_ext``) or that only read
+_DICT_METHODS = frozenset({"get", "keys", "values", "items", "copy", "update", "setdefault",
+                           "__contains__", "__getitem__", "__len__", "__iter__"})
+_LIST_METHODS = frozenset({"index", "count", "copy", "append", "extend", "insert",
+                           "__contains__", "__getitem__", "__len__", "__iter__"})
+
+
+def container_escapes(fn: "Fn", name: str) -> tuple[tuple, tuple]:
+    """Why the dict / the list a local ``name`` holds may be changed where the flow does not
+    look: (reasons for a dict, reasons for a list), each empty when every use of ``name`` in
+    ``fn`` (nested functions included) is one the flow models or a read. A dict is followed
+    through subscript stores, ``update``/``setdefault`` and in-tree helpers; a list through
+    ``append``/``extend``/``insert`` and ``+=``. Aliases, stores into other objects, other
+    methods (``pop``, ``clear``, ``__setitem__`` ...), ``del``, and -- for a list -- subscript
+    stores and calls other than plain reads leave its contents unknown."""
+    memo = fn.__dict__.setdefault("_escapes", {})
+    hit = memo.get(name)
+    if hit is None:
+        d: list = []
+        lst: list = []
+        _scan_uses(fn.ir.body, name, d, lst)
+        hit = memo[name] = (tuple(sorted(set(d))), tuple(sorted(set(lst))))
+    return hit
+
+
+def _is(e, name) -> bool:
+    return isinstance(e, tuple) and len(e) == 2 and e[0] == "N" and e[1] == name
+
+
+def _scan_uses(stmts, name, d: list, lst: list) -> None:
+    both = lambda why: (d.append(why), lst.append(why))     # noqa: E731
+    for st in stmts:
+        tag = st[0]
+        if tag == "asg":
+            _, targets, value, _ = st
+            if _is(value, name):
+                both(f"{name} is aliased ({expr_label(targets[0])} = {name})")
+            else:
+                _scan_expr(value, name, d, lst, both)
+            for t in targets:
+                _scan_target(t, name, d, lst, both)
+        elif tag == "aug":
+            _scan_target(st[1], name, d, lst, both, aug=True)
+            _scan_expr(st[2], name, d, lst, both)
+        elif tag == "ex":
+            e = st[1]
+            if isinstance(e, tuple) and e and e[0] == "S" and _is(e[1], name):
+                both(f"del {name}[...]")          # an expression statement of a subscript
+            else:
+                _scan_expr(e, name, d, lst, both)
+        elif tag == "ret":
+            if not _is(st[1], name):
+                _scan_expr(st[1], name, d, lst, both)
+        elif tag == "if":
+            _scan_uses(st[3], name, d, lst)
+            _scan_uses(st[4], name, d, lst)
+        elif tag == "try":
+            _scan_uses(st[1], name, d, lst)
+            for _, hb in st[2]:
+                _scan_uses(hb, name, d, lst)
+            _scan_uses(st[3], name, d, lst)
+            _scan_uses(st[4], name, d, lst)
+        elif tag == "loop":
+            if st[1] is not None:
+                _scan_target(st[1], name, d, lst, both)
+            _scan_expr(st[2], name, d, lst, both)
+            _scan_uses(st[3], name, d, lst)
+            _scan_uses(st[4], name, d, lst)
+        elif tag == "with":
+            for e, t in st[1]:
+                _scan_expr(e, name, d, lst, both)
+            _scan_uses(st[2], name, d, lst)
+        elif tag == "blk":
+            for b in st[1]:
+                _scan_uses(b, name, d, lst)
+        elif tag == "def":
+            f = st[1]
+            if any(pn == name for pn, _, _ in f.params):
+                continue                     # the nested function's own name
+            for _, _, default in f.params:
+                if default is not None:
+                    _scan_expr(default, name, d, lst, both)
+            _scan_uses(f.body, name, d, lst)   # a closure may change it whenever it runs
+        elif tag == "cls":
+            _scan_uses(st[1].body, name, d, lst)
+
+
+def _scan_target(t, name, d, lst, both, aug=False) -> None:
+    tag = t[0]
+    if tag == "S":
+        if _is(t[1], name):
+            lst.append(f"{name}[...] = ... (a list item stored)")
+        else:
+            _scan_expr(t[1], name, d, lst, both)
+        _scan_expr(t[2], name, d, lst, both)
+    elif tag == "A":
+        if _is(t[1], name):
+            both(f"{name}.{t[2]} is set")
+        else:
+            _scan_expr(t[1], name, d, lst, both)
+    elif tag in ("T", "L"):
+        for x in t[1]:
+            _scan_target(x, name, d, lst, both)
+    elif tag == "*":
+        _scan_target(t[1], name, d, lst, both)
+
+
+def _scan_expr(e, name, d, lst, both) -> None:
+    if not isinstance(e, tuple) or not e:
+        return
+    tag = e[0]
+    if tag == "C":
+        func, args = e[1], e[2]
+        if isinstance(func, tuple) and func and func[0] == "A" and _is(func[1], name):
+            m = func[2]
+            if m not in _DICT_METHODS:
+                d.append(f"{name}.{m}(...)")
+            if m not in _LIST_METHODS:
+                lst.append(f"{name}.{m}(...)")
+        else:
+            _scan_expr(func, name, d, lst, both)
+        plain = isinstance(func, tuple) and func and func[0] == "N" and \
+            func[1] in _READ_ONLY_CALLS
+        for kind, kw, a, _ in args:
+            if _is(a, name):
+                if kind in ("**", "*") or plain or kw in WINDOW_KEYS:
+                    continue                # read: a splat, a copy, an iteration, the window
+                lst.append(f"{name} is handed to {expr_label(func)}(...)")
+            else:
+                _scan_expr(a, name, d, lst, both)
+        return
+    if tag == "A":
+        if _is(e[1], name):
+            if e[2] not in _DICT_METHODS:
+                d.append(f"{name}.{e[2]} is read as a value")
+            if e[2] not in _LIST_METHODS:
+                lst.append(f"{name}.{e[2]} is read as a value")
+            return
+        _scan_expr(e[1], name, d, lst, both)
+        return
+    if tag == "S":
+        if not _is(e[1], name):
+            _scan_expr(e[1], name, d, lst, both)
+        _scan_expr(e[2], name, d, lst, both)
+        return
+    if tag in ("T", "L"):
+        for x in e[1]:
+            if _is(x, name):
+                both(f"{name} is stored in a {'tuple' if tag == 'T' else 'list'}")
+            else:
+                _scan_expr(x, name, d, lst, both)
+        return
+    if tag == "D":
+        for k, v, _ in e[1]:
+            if k is None and _is(v, name):
+                continue                    # {**name}: a copy
+            if _is(v, name) or _is(k, name):
+                both(f"{name} is stored in a dict")
+            else:
+                _scan_expr(k, name, d, lst, both)
+                _scan_expr(v, name, d, lst, both)
+        return
+    if tag == "I":
+        for x in (e[1], e[2]):
+            if _is(x, name):
+                both(f"{name} is chosen by a conditional")
+            else:
+                _scan_expr(x, name, d, lst, both)
+        return
+    if tag == "*":
+        if not _is(e[1], name):
+            _scan_expr(e[1], name, d, lst, both)
+
+
 _BUILTINS = frozenset(dir(__builtins__) if isinstance(__builtins__, dict) is False else __builtins__) \
     | frozenset(dir(sys.modules["builtins"]))
 
 
 __all__ = [
     'fn_context',
+    'container_escapes',
     'reaching_defs',
     'Value',
     'Facts',

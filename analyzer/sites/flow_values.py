@@ -158,7 +158,9 @@ class Values:
                         for ent in v.entries:
                             entries.add(WinEntry(ent.site, ent.facts | f | g, ent.via))
                         opaque |= v.opaque
-                    elif not (isinstance(v, Const) or isinstance(v, ListVal)):
+                    elif isinstance(v, ListVal):
+                        opaque.add(f"{style} from a list of pairs ({expr_label(e)})")
+                    elif not isinstance(v, Const):
                         opaque.add(_why(v))
             elif kind == "*":
                 opaque.add("*args into a dict")
@@ -183,11 +185,18 @@ class Values:
                     and any(isinstance(v, (DictVal, ListVal)) for v, _ in vals):
                 ents, opq = self.local_mutations(ctx.fn, name)
                 ext = ctx.fn.list_ext.get(name, [])
-                if ents or opq or ext:
+                esc_d, esc_l = container_escapes(ctx.fn, name) if ctx.fn.ir is not None \
+                    else ((), ())
+                if ents or opq or ext or esc_d or esc_l:
                     out = set()
                     for v, f in vals:
-                        if isinstance(v, DictVal) and (ents or opq):
-                            v = DictVal(v.alloc, v.entries | ents, v.opaque | opq)
+                        if isinstance(v, DictVal) and (ents or opq or esc_d):
+                            v = DictVal(v.alloc, v.entries | ents, v.opaque | opq
+                                        | frozenset(esc_d))
+                        elif isinstance(v, ListVal) and esc_l:
+                            # changed where the flow does not look: no element is known
+                            v = ListVal(v.alloc, v.fn, v.elems + ((None, self.ref(
+                                ("O", esc_l[0])), EMPTY),), v.base_len, False)
                         elif isinstance(v, ListVal) and ext:
                             more = tuple((None, self.ref(x[1] if x[0] == "*" else x), ctx.fn.guards(g))
                                          for elts, g in ext for x in elts)
@@ -234,6 +243,8 @@ class Values:
             return frozenset(out)
         if tag == "*":
             return self.eval(ctx, e[1])
+        if tag == "O" and len(e) > 1:
+            return frozenset({(Opaque(str(e[1])), EMPTY)})
         return frozenset({(Opaque("expression"), EMPTY)})
 
     def self_attr(self, fn: Fn, attr: str, static: bool) -> Vals:

@@ -21,7 +21,7 @@ from analyzer.sites import pairs as P
 from analyzer.sites.astutil import (index as astutil_index, indexed, parent as parent_of,
                                     walk)
 from analyzer.sites.coverage import site_line
-from analyzer.sites.flow import reaching_defs
+from analyzer.sites.flow import container_escapes, reaching_defs
 from analyzer.sites.model import CallVerdict
 from fa4_patch import names as N
 
@@ -336,6 +336,17 @@ def _atoms_to_values(atoms):
     return vals, sorted(set(unknown))        # a stable order: the first one is shown
 
 
+def _list_changed(fn, name: str, value) -> str | None:
+    """Why the list ``value`` (a list display or ``list(...)``) bound to ``name`` may hold
+    other items by the time it is read (``flow_base.container_escapes``); None for any other
+    value, or a list only read."""
+    if not (isinstance(value, tuple) and value and (value[0] == "L" or (
+            value[0] == "C" and value[1] in (("N", "list"), ("A", ("N", "builtins"), "list"))))):
+        return None
+    esc = container_escapes(fn, name)[1]
+    return f"{name} is a list and {esc[0]}" if esc else None
+
+
 def _pair_values(solver, fnkey, expr, depth=0, seen=None, line=None):
     """Pairs a ``window_size`` expression can be, keeping the two sides of one tuple together:
     (set of (L, R), unknown reasons)."""
@@ -360,6 +371,10 @@ def _pair_values(solver, fnkey, expr, depth=0, seen=None, line=None):
             out, unk = set(), []
             for kind, payload, _ in reaching_defs(fn, name, line):
                 if kind == "expr":
+                    changed = _list_changed(fn, name, payload[0])
+                    if changed:
+                        unk.append(changed)
+                        continue
                     at = payload[1][0] if payload[1] and isinstance(payload[1][0], int) else None
                     p, u = _pair_values(solver, fnkey, payload[0], depth + 1, seen, at)
                     out |= p
@@ -458,6 +473,8 @@ class _Enumerator:
             if len(rd) != 1 or rd[0][0] != "expr" or not rd[0][1][1] \
                     or not isinstance(rd[0][1][1][0], int):
                 break
+            if _list_changed(fn, node.id, rd[0][1][0]):
+                break           # a list changed after it was built: its literal is not its value
             stmt = self.text.span(site.path, tuple(rd[0][1][1][:4]))
             try:
                 tree = ast.parse(stmt.strip())

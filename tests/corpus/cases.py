@@ -887,5 +887,36 @@ case("nonlocal_rebinding/twin", {
     "m.py": FA + _NONLOCAL.format(decl=""),
 }, "import m\nm.run(1, 2, 3)\n", "safe", why="without nonlocal te_mode binds its own window")
 
+# 36. a window list changed where the flow does not look: through an alias, by a helper it is
+# handed to; a dict updated from a list of pairs
+_LIST = ("\n\ndef _to_te(w):\n    for i, x in enumerate(w):\n        if x is None:\n"
+         "            w[i] = -1\n\n\ndef run(q, k, v):\n    window = [None, 0]\n"
+         "{change}    return flash_attn_func(q, k, v, causal=True, window_size=window)\n")
+case("list_changed_elsewhere", {
+    "m.py": FA + _LIST.format(change="    _to_te(window)\n"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown",
+    why="the helper turns the list's None into TE's -1 in place")
+case("list_changed_elsewhere/twin", {
+    "m.py": FA + _LIST.format(change="    _to_te(list(window))\n"),
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="the helper changes a copy")
+case("list_alias_store", {
+    "m.py": FA + "\n\ndef run(q, k, v):\n    window = [None, 0]\n    spec = window\n"
+            "    spec[0] = -1\n"
+            "    return flash_attn_func(q, k, v, causal=True, window_size=window)\n",
+}, "import m\nm.run(1, 2, 3)\n", "unknown", why="spec is the same list")
+case("list_alias_store/twin", {
+    "m.py": FA + "\n\ndef run(q, k, v):\n    window = [None, 0]\n    spec = list(window)\n"
+            "    spec[0] = -1\n"
+            "    return flash_attn_func(q, k, v, causal=True, window_size=window)\n",
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="spec is a copy")
+case("update_from_pairs", {
+    "m.py": FA + "\n\ndef run(q, k, v):\n    kw = {'causal': True, 'window_size': (None, 0)}\n"
+            "    kw.update([('window_size', (-1, 0))])\n    return flash_attn_func(q, k, v, **kw)\n",
+}, "import m\nm.run(1, 2, 3)\n", "unknown", why="update from a list of pairs sets (-1, 0)")
+case("update_from_pairs/twin", {
+    "m.py": FA + "\n\ndef run(q, k, v):\n    kw = {'causal': True, 'window_size': (None, 0)}\n"
+            "    kw.update({'causal': True})\n    return flash_attn_func(q, k, v, **kw)\n",
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="update from a dict that has no window")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
