@@ -490,6 +490,11 @@ def _in_tree_callee(solver, fn, call: ast.Call) -> bool:
                and not solver.fns[v.key].nested for v in fr)
 
 
+# ``partial(f, ...)`` binds arguments and calls nothing: the flow follows its value as a layer
+_PARTIALS = frozenset({"functools.partial", "partial", "functools.partialmethod",
+                       "partialmethod"})
+
+
 def _use(sc, node, fn, solver, call_at, path) -> str:
     """"" when the flow layer follows this use of an FA4 function value, else why not."""
     p = sc.parent(node)
@@ -503,6 +508,16 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
                 return ""
             return "is called here, but the call was not analysed"
         if p.args and p.args[0] is child:
+            callee = ast.unparse(p.func)
+            if callee in ("functools.wraps", "wraps") and len(p.args) == 1:
+                return ""       # copies the name and docstring; calls nothing
+            if (len(p.args) > 1 or p.keywords) and callee not in _PARTIALS \
+                    and not _in_tree_callee(solver, fn, p):
+                # ``checkpoint(fa4, q, k, v, window_size=...)``, ``pool.submit(fa4, ...)``,
+                # ``map(fa4, ...)``: a callee outside the tree handed FA4 together with
+                # arguments it may call FA4 with, at once -- those windows are never judged
+                return (f"is handed to {callee}(...) together with arguments it may call it "
+                        "with; the windows among them are not judged")
             # a wrapping call, followed as a chain: fine where its value is a proved wrapper or
             # lands where the flow follows it; otherwise the wrapped value escapes
             if isinstance(sc.parent(p), ast.Expr) and not _in_tree_callee(solver, fn, p):

@@ -918,5 +918,37 @@ case("update_from_pairs/twin", {
             "    kw.update({'causal': True})\n    return flash_attn_func(q, k, v, **kw)\n",
 }, "import m\nm.run(1, 2, 3)\n", "safe", why="update from a dict that has no window")
 
+# 37. a decorated forwarder whose window parameter has its own name (no FA4 form reaches FA4
+# through it: a proof over no call is none); FA4 handed to a callee outside the tree together
+# with the arguments it calls it with
+_DECORATED = ("\n\nREGISTRY = {{}}\n\n\ndef register(fn):\n    REGISTRY[fn.__name__] = fn\n"
+              "    return fn\n\n\n{deco}def attn(q, k, v, window):\n"
+              "    return flash_attn_func(q, k, v, causal=True, window_size=window)\n\n\n"
+              "def run(q, k, v):\n    return attn(q, k, v, (-1, 0))\n")
+case("decorated_other_signature", {
+    "m.py": FA + _DECORATED.format(deco="@register\n"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown",
+    why="run() hands the decorated attn TE's (-1, 0), which it passes to FA4")
+case("decorated_other_signature/twin", {
+    "m.py": FA + _DECORATED.format(deco="@register\n").replace(
+        "def attn(q, k, v, window):", "def attn(q, k, v, window=None):").replace(
+        "window_size=window)", "window_size=(None, 0))"),
+}, "import m\nm.run(1, 2, 3)\n", "safe",
+    why="the decorated function hands FA4 its own constant, FA4's spelling")
+_SUBMIT = ("from concurrent.futures import ThreadPoolExecutor\n\n_POOL = ThreadPoolExecutor(1)\n"
+           "\n\n{extra}def run(q, k, v):\n    return _POOL.submit({call}).result()\n")
+case("fa4_handed_with_arguments", {
+    "m.py": FA + _SUBMIT.format(extra="", call="flash_attn_func, q, k, v, causal=True, "
+                                               "window_size=(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown",
+    why="the executor calls FA4 with the window handed to submit()")
+case("fa4_handed_with_arguments/twin", {
+    "m.py": FA + _SUBMIT.format(
+        extra="def _attn(q, k, v):\n"
+              "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n\n\n",
+        call="_attn, q, k, v"),
+}, "import m\nm.run(1, 2, 3)\n", "safe",
+    why="the executor calls an in-tree function whose FA4 call is followed")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
