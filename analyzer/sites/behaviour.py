@@ -549,8 +549,19 @@ def extract(index, modname: str, roots: Iterable[str], depth: int = 0,
     stmts = module_statements(info.tree)
     defs: dict[str, list[ast.stmt]] = {}
     for st in stmts:
-        for n in _bound_names(st):
+        names = _bound_names(st)
+        if isinstance(st, ast.ImportFrom) and any(a.name == "*" for a in st.names):
+            names = _star_names(index, info, st)
+        for n in names:
             defs.setdefault(n, []).append(st)
+    # an import that rebinds a name after another statement bound it: the sources below run
+    # imports first, so the order would be lost -- such a name is left opaque
+    for n, sts in list(defs.items()):
+        first = min((s.lineno for s in sts if not isinstance(s, (ast.Import, ast.ImportFrom))),
+                    default=None)
+        if first is not None and any(isinstance(s, (ast.Import, ast.ImportFrom))
+                                     and s.lineno > first for s in sts):
+            defs.pop(n)
     # a module-level name a function rebinds (``global n``), or any name when the module writes
     # its namespace by a string (``globals()[k] = ...``), holds more than its module-level
     # statements give: left opaque (touching it is "unknown"), never read off one statement
@@ -676,6 +687,26 @@ def _dedent(seg: str, col: int) -> str:
     return "\n".join([lines[0]] + [l[col:] if l[:col].strip() == "" else l for l in lines[1:]])
 
 
+def _star_names(index, info, st: ast.ImportFrom) -> set[str]:
+    """What ``from <module of the tree> import *`` binds: the module's constant ``__all__``,
+    else its module-level names without a leading underscore. A module outside the tree binds
+    what it binds (trusted like any outside import): nothing is read here."""
+    module = index.resolve_from(info, st.module, st.level)
+    other = index.modules.get(module)
+    if other is None or other.tree is None:
+        return set()
+    out: set[str] = set()
+    for s in module_statements(other.tree):
+        if isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
+                                             for t in s.targets) \
+                and isinstance(s.value, (ast.List, ast.Tuple)) \
+                and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                        for e in s.value.elts):
+            return {e.value for e in s.value.elts}
+        out |= {n for n in _bound_names(s) if not n.startswith("_")}
+    return out
+
+
 def _import_stmt(index, info, st, name: str, depth: int, done: set):
     """An import that binds ``name``: stdlib modules the child serves are kept as written,
     in-tree modules are followed, anything else leaves ``name`` opaque."""
@@ -689,6 +720,8 @@ def _import_stmt(index, info, st, name: str, depth: int, done: set):
         return [], [name], ""
     module = index.resolve_from(info, st.module, st.level)
     for a in st.names:
+        if a.name == "*":
+            a = ast.alias(name=name, asname=None)      # ``import *`` binding ``name``
         if (a.asname or a.name) != name:
             continue
         if module.split(".")[0] in _ALLOWED_IMPORTS and not st.level:

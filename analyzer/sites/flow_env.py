@@ -148,6 +148,26 @@ class ImportsEnv:
         self.envs[m.path] = env
         return env
 
+    def _star_from_tree(self, m: Mod, absmod: str, env: dict) -> None:
+        """``from <module of the tree> import *`` binds, here, every name that module exports
+        (its ``__all__`` when it is a constant list, else its names without a leading
+        underscore), replacing earlier bindings of them. A module not parsed yet is asked for:
+        the next round binds them."""
+        tm = self.tree_module(absmod)
+        if tm is None or tm == m.name:
+            return
+        other = self.by_name.get(tm)
+        if other is None:
+            self.request_load(tm)
+            return
+        oenv = self.env(other)
+        names = _constant_all(other)
+        if names is None:
+            names = [n for n in oenv if not n.startswith("_")]
+        for n in names:
+            if n in oenv:
+                env[n] = oenv[n]
+
     def force(self, parts) -> frozenset:
         if isinstance(parts, frozenset):
             return parts
@@ -171,6 +191,7 @@ class ImportsEnv:
                             v = FAFunc(e, (), rec, (f"{e.qual} via import * ({m.path})",))
                             self.records[rec]["values"].add(v)
                             env[e.name] = frozenset({(v, EMPTY)})
+                        self._star_from_tree(m, absmod, env)
                         continue
                     absmod = self.resolve_module(m, module, level)
                     if attr is not None and (B.entry_for(absmod, attr) or B.fa_version_of_module(absmod)):
@@ -300,3 +321,19 @@ class ImportsEnv:
                         r.setdefault(n, []).append(f)
             m._rebinders = r
         return r
+
+
+def _constant_all(m: Mod) -> list | None:
+    """The module's ``__all__`` when its one module-level binding is a list or tuple of string
+    constants; else None (every public name is exported)."""
+    found = None
+    for st in m.ir.body:
+        if st[0] == "asg" and any(t == ("N", "__all__") for t in st[1]):
+            v = st[2]
+            if found is not None or v[0] not in ("L", "T") or \
+                    not all(x[0] == "K" and isinstance(x[1], str) for x in v[1]):
+                return None
+            found = [x[1] for x in v[1]]
+        elif st[0] == "aug" and st[1] == ("N", "__all__"):
+            return None
+    return found

@@ -950,5 +950,30 @@ case("fa4_handed_with_arguments/twin", {
 }, "import m\nm.run(1, 2, 3)\n", "safe",
     why="the executor calls an in-tree function whose FA4 call is followed")
 
+# 38. ``from <module of the tree> import *``: the names it binds on the importing side, and
+# the names it rebinds there
+_STAR_CALL = ("from impl import *  # noqa: F401,F403\n\n\ndef run(q, k, v):\n"
+              "    return attention(q, k, v, causal=True, window_size={w})\n")
+case("star_from_tree", {
+    "impl.py": "from flash_attn.cute.interface import flash_attn_func as attention\n",
+    "c.py": _STAR_CALL.format(w="(-1, 0)"),
+}, "import c\nc.run(1, 2, 3)\n", "unsafe", why="attention comes from impl by import *")
+case("star_from_tree/twin", {
+    "impl.py": "from flash_attn.cute.interface import flash_attn_func as attention\n",
+    "c.py": _STAR_CALL.format(w="(None, 0)"),
+}, "import c\nc.run(1, 2, 3)\n", "safe")
+_STAR_REBIND = (FA + "{first}\n{second}\n\n\ndef run(q, k, v):\n"
+                "    return flash_attn_func(q, k, v, causal=True, window_size=WINDOW)\n")
+case("star_rebinds_window", {
+    "te_defaults.py": "WINDOW = (-1, 0)\n",
+    "m.py": _STAR_REBIND.format(first="WINDOW = (None, 0)",
+                                second="from te_defaults import *  # noqa: E402,F403"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown", why="the star import rebinds WINDOW after it")
+case("star_rebinds_window/twin", {
+    "te_defaults.py": "WINDOW = (-1, 0)\n",
+    "m.py": _STAR_REBIND.format(first="from te_defaults import *  # noqa: F403",
+                                second="WINDOW = (None, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="the module's own WINDOW comes last")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
