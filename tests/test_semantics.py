@@ -108,3 +108,33 @@ def test_simulation_matches_a_dense_reference():
 ])
 def test_normalisation_maps_negative_sides_to_none(given, expected):
     assert normalize_window(*given) == expected
+
+
+def test_large_window_sides_are_judged_like_their_full_layout():
+    """Sides above 64 are renumbered in order before the band is laid out (a side of 2**31 once
+    built 2**32 rows and never finished). Guards against a renumbering that changes a verdict:
+    every (state, causal, window) over sides up to 300 gets the verdict of the full layout."""
+    import itertools
+
+    from analyzer.equivalence.model import ResolvedState
+    from analyzer.equivalence.semantics import _bands_only, band_verdict, shapes_for
+
+    sides = [None, -1, 0, 1, 63, 65, 70, 300]
+    for c, loc, sl, sr, wl, wr, causal in itertools.product(
+            (True, False), (True, False), sides, sides, sides, sides, (True, False)):
+        if (sl, sr, wl, wr).count(None) < 2 and len({sl, sr, wl, wr}) < 3:
+            continue                       # keep the product small; every order still occurs
+        st = ResolvedState(c, loc, sl, sr)
+        full, _ = _bands_only(st, causal, (wl, wr), tuple(shapes_for(wl, wr, sl, sr)))
+        assert band_verdict(st, causal, (wl, wr))[0] == full, (st, causal, (wl, wr))
+
+
+def test_a_huge_side_is_judged_at_once():
+    """A call passing (-(2**31), 0) or (2**40, 0) is judged without laying out its band."""
+    from analyzer.equivalence.model import ResolvedState
+    from analyzer.equivalence.semantics import band_verdict
+
+    assert band_verdict(ResolvedState(True, True, 2**40, 0), True, (2**40, 0))[0] == "exact"
+    assert band_verdict(ResolvedState(True, False, None, 0), True, (2**40, 0))[0] == "wider"
+    assert band_verdict(ResolvedState(False, True, -(2**31), 0), True, (-(2**31), 0))[0] \
+        == "shifted"

@@ -15,6 +15,7 @@ Verdicts, comparing the two bands row by row (on sq = sk and on sq < sk; the wor
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Iterable
 
@@ -99,6 +100,13 @@ def band_verdict(state: ResolvedState, causal: bool, window,
                  shapes: list[tuple[int, int]] | None = None,
                  simulate: bool = False) -> tuple[BandVerdict, list[ShapeResult]]:
     """Compare the state's band with TE's intent for ``(causal, window)`` on each shape."""
+    if not simulate and not shapes:
+        small = _order_preserving(state, tuple(window))
+        if small is None:
+            # a bound below -1 next to bounds too large to lay out: no band is computed; a
+            # framework never means such a side, so it is judged wrong (never "exact")
+            return "shifted", []
+        state, window = small
     shapes = shapes or shapes_for(window[0], window[1], state.left, state.right)
     if not simulate:
         verdict, results = _bands_only(state, bool(causal), tuple(window), tuple(shapes))
@@ -113,6 +121,30 @@ def band_verdict(state: ResolvedState, causal: bool, window,
             relerr, zero = simulated_error(actual, intended)
         out.append(ShapeResult(sq, sk, v, relerr, zero))
     return worst(s.band for s in out), out
+
+
+_LAYOUT_MAX = 64     # window sides up to this are laid out as they are
+
+
+def _order_preserving(state: ResolvedState, window: tuple):
+    """(state, window) with their positive sides renumbered 1, 2, ... in order, when a side is
+    too large to lay out row by row (a band is O(side) rows: a side of 2**31 would never
+    finish). With every side None, -1 or >= 0, which keys a row keeps depends only on how the
+    sides compare with each other and with 0 on a long enough sequence, so the verdict is the
+    same. A side below -1 makes rows depend on sums of sides: then None (not renumbered)."""
+    vals = [v for v in (window[0], window[1], state.left, state.right)
+            if isinstance(v, int) and not isinstance(v, bool)]
+    if not vals or max(abs(v) for v in vals) <= _LAYOUT_MAX:
+        return state, window
+    if any(v < -1 for v in vals):
+        return None
+    rank = {v: i + 1 for i, v in enumerate(sorted({v for v in vals if v > 0}))}
+
+    def m(v):
+        return rank.get(v, v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+    return (dataclasses.replace(state, left=m(state.left), right=m(state.right)),
+            (m(window[0]), m(window[1])))
 
 
 @functools.lru_cache(maxsize=4096)

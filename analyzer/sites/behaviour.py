@@ -129,7 +129,10 @@ def names_window(source: str) -> bool:
     return any(k in source for k in WINDOW_NAMES)
 
 
-def grid_for(constants: Iterable[int]) -> list:
+def grid_for(constants: Iterable[int], passed: Iterable[int] = ()) -> list:
+    """The bounds a chain is run on: None, the base grid, each constant of its code and its
+    neighbours -- over the sentinel convention (integers >= -1) -- and every bound the tree's
+    calls pass (``passed``), whatever it is: a call that passes -2 is checked with -2."""
     pts = set(BASE_GRID)
     for c in constants:
         if c > 10**9 or c < -10**9:
@@ -138,6 +141,7 @@ def grid_for(constants: Iterable[int]) -> list:
     pts = {p for p in pts if p >= -1}
     top = max(pts)
     pts.add(top + 97)
+    pts |= {c for c in passed if isinstance(c, int) and not isinstance(c, bool)}
     return [None] + sorted(pts)
 
 
@@ -315,7 +319,7 @@ class Runner:
             if not todo:
                 break
             jobs = [{"kind": "chain", "entry": k[1], "params": list(k[2]), "required": k[3],
-                     "grid": grid_for(c), "recovers": self._recovers(k[0]),
+                     "grid": grid_for(c, self.extra_consts), "recovers": self._recovers(k[0]),
                      "layers": [{"module": l.module, "template": l.template, "label": l.label,
                                  "trusted_fa4_patch": l.trusted_fa4_patch, "bind": l.bind,
                                  "skippable": not l.names_window}

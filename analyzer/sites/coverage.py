@@ -74,7 +74,9 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
             return {("none",)}
         if isinstance(v, int) and not isinstance(v, bool):
             return {("int", v)} if side is None else {("unk", "an int where a pair is expected", None)}
-        return {("unk", repr(v), None)}
+        # a constant that is neither None nor an int (-1.0, True): a fourth field carries it,
+        # since no wrapper is proved on it (``verdicts.WindowValues.outside``)
+        return {("unk", f"{v!r} is not an int", None, v)}
     if tag == "N" and expr[1] == "None":
         return {("none",)}
     if tag == "T":

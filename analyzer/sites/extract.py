@@ -332,6 +332,11 @@ class _Extractor:
                 return ("K", int(e.value.replace("_", ""), 0))
             except ValueError:
                 return ("K", int(e.value.replace("_", "")))
+        if t is cst.Float:
+            try:
+                return ("K", float(e.value.replace("_", "")))
+            except ValueError:
+                return ("O",)
         if t is cst.SimpleString:
             try:
                 return ("K", e.evaluated_value if isinstance(e.evaluated_value, str) else None)
@@ -339,8 +344,8 @@ class _Extractor:
                 return ("O",)
         if t is cst.UnaryOperation:
             v = self.expr(e.expression)
-            if isinstance(e.operator, cst.Minus) and v[0] == "K" and isinstance(v[1], int) \
-                    and not isinstance(v[1], bool):
+            if isinstance(e.operator, cst.Minus) and v[0] == "K" and \
+                    isinstance(v[1], (int, float)) and not isinstance(v[1], bool):
                 return ("K", -v[1])
             if isinstance(e.operator, cst.Plus) and v[0] == "K":
                 return v

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-IR_VERSION = 5
+IR_VERSION = 6
 
 
 @dataclass

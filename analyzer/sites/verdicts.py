@@ -47,6 +47,9 @@ class WindowValues:
     # pairs an expression over values the tree cannot bound can produce (evaluated for every
     # value those names can take): all right proves the call; a wrong one is only "unknown"
     open_pairs: frozenset = frozenset()
+    # constant pairs with a side that is neither None nor an int (``-1.0``, ``True``): outside
+    # the domain a wrapper is proved on, so a proved wrapper does not cover them
+    outside: tuple = ()
 
 
 class Judge:
@@ -229,6 +232,12 @@ class Judge:
                 ch = self.chain(v).for_forms(wv.forms)
                 per = {r: (s, w) for r, s, w in ch.per_release}
                 st, wit = per.get(res.label, (ch.status, ch.witness))
+                if v.chain and st == "proved" and wv.outside:
+                    statuses.append("unknown")
+                    witnesses.append(f"{v.entry.name}: the call passes {wv.outside[0]}, a bound "
+                                     f"outside what {ch.witness.split(' checked on')[0]} was "
+                                     "proved on (None and integers)")
+                    continue
                 if v.chain and st == "proved":
                     statuses.append("proved")
                     witnesses.append(f"{v.entry.name} through {ch.witness}")
@@ -711,7 +720,7 @@ def decide(calls, solver, text, judge: Judge) -> None:
     for c in pending:
         plan = {"pairs": set(), "left": set(), "right": set(), "has_left": False,
                 "has_right": False, "unknown": [], "forms": set(), "exprs": [],
-                "opairs": set(), "oleft": set(), "oright": set()}
+                "opairs": set(), "oleft": set(), "oright": set(), "ints": set(), "outside": set()}
         gaps = _splat_gaps(judge, solver, c)
         if gaps:
             plan["unknown"].extend(gaps)
@@ -740,6 +749,14 @@ def decide(calls, solver, text, judge: Judge) -> None:
             # a value chosen by a condition (``None if left < 0 else left``) is run in the
             # sandbox on its inputs: the flow takes both branches for every input
             branchy = enum.branches(site)
+            # every int a side can be, bounded or not (a parameter's default of -2): in the
+            # grid the wrappers are run on
+            for side in ((0, 1) if site.key == "window_size" else (None,)):
+                for a in window_values(solver, site.fn, expr, side, line=site_line(site)):
+                    if a[0] == "int":
+                        plan["ints"].add(a[1])
+                    elif len(a) > 3:
+                        plan["outside"].add(f"{a[3]!r} at {site.path}:{site.pos[0]}")
             if site.key == "window_size":
                 p, unk = _pair_values(solver, site.fn, expr, line=site_line(site))
                 if unk or not branchy:
@@ -803,6 +820,7 @@ def decide(calls, solver, text, judge: Judge) -> None:
                 plan["opairs"] |= {(l, r) for l in ol for r in orr} - plan["pairs"]
         for p in plan["pairs"] | plan["opairs"]:
             consts |= {x for x in p if isinstance(x, int) and not isinstance(x, bool)}
+        consts |= {x for x in plan["ints"] if isinstance(x, int) and not isinstance(x, bool)}
     if consts - judge.runner.extra_consts:
         # every bound a call passes is in the chains' grid (judged once, in one batch)
         judge.runner.extra_consts |= consts
@@ -824,7 +842,9 @@ def decide(calls, solver, text, judge: Judge) -> None:
         if not plan["pairs"] and not unknown and opairs:
             pairs = frozenset()
         wv = WindowValues(pairs, tuple(sorted(unknown)), causal, known,
-                          forms=frozenset(plan["forms"]), open_pairs=opairs)
+                          forms=frozenset(plan["forms"]), open_pairs=opairs,
+                          outside=tuple(sorted({P.fmt_pair(*p) for p in bad}
+                                               | plan["outside"])))
         values = sorted({v for v, _ in c["fa4"]}, key=lambda v: (v.entry.qual, str(v.chain)))
         status, verdicts = judge.call_verdicts(values, wv)
         if status == "unknown":

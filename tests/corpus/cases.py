@@ -975,5 +975,28 @@ case("star_rebinds_window/twin", {
                                 second="WINDOW = (None, 0)"),
 }, "import m\nm.run(1, 2, 3)\n", "safe", why="the module's own WINDOW comes last")
 
+# 39. bounds outside the convention a wrapper is proved on: -2 (a literal, a default) through
+# an "exactly -1" normaliser, a float -1.0 through one that tests isinstance(x, int)
+_EXACT = ("\n\ndef _b(x):\n    return {rule}\n\n\ndef norm(fn):\n"
+          "    def inner(*a, window_size=(None, None), **kw):\n"
+          "        return fn(*a, window_size=(_b(window_size[0]), _b(window_size[1])), **kw)\n"
+          "    return inner\n\n\nflash_attn_func = norm(flash_attn_func)\n\n\n"
+          "def run(q, k, v, left={left}):\n"
+          "    return flash_attn_func(q, k, v, causal=True, window_size=(left, 0))\n")
+case("bound_below_minus_one", {
+    "m.py": FA + _EXACT.format(rule="None if x == -1 else x", left="-2"),
+}, "import m\nm.run(1, 2, 3)\n", "unsafe",
+    why="the normaliser maps exactly -1; the default -2 reaches FA4 as it is")
+case("bound_below_minus_one/twin", {
+    "m.py": FA + _EXACT.format(rule="None if x == -1 else x", left="-1"),
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="the default is TE's -1, which it maps")
+case("float_bound", {
+    "m.py": FA + _EXACT.format(rule="None if isinstance(x, int) and x < 0 else x", left="-1.0"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown",
+    why="-1.0 is not an int: the normaliser passes it through")
+case("float_bound/twin", {
+    "m.py": FA + _EXACT.format(rule="None if isinstance(x, int) and x < 0 else x", left="-1"),
+}, "import m\nm.run(1, 2, 3)\n", "safe")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
