@@ -16,8 +16,8 @@ import ast
 from dataclasses import dataclass
 
 from analyzer.sites import bindings as B
-from analyzer.sites.astutil import (index as index_tree, indexed, parent as _parent_of,
-                                    sub_bodies, walk)
+from analyzer.sites.astutil import (flat_statements, index as index_tree, indexed,
+                                    parent as _parent_of, sub_bodies, walk)
 from analyzer.sites.flow import ExtRef, FAFunc, FuncRef, ModRef
 from analyzer.sites.reach import _resolve
 
@@ -204,6 +204,7 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
 
         names = _candidates(solver, mod, info, may_hold)
         out.extend(_namespace_reads(solver, mod, info, judge))
+        out.extend(_class_body_imports(solver, mod, info))
         for stmt, qual, cls in _statements_with(info, names):
             owner = fn_of(qual)
             # the wrapper's own code was run in the sandbox as a whole: the FA4 function it
@@ -301,6 +302,38 @@ def _chain_expr(node) -> tuple:
     if isinstance(node, ast.Attribute):
         return ("A", _chain_expr(node.value), node.attr)
     return ("N", node.id)
+
+
+def _class_body_imports(solver, mod, info) -> list[Escape]:
+    """An import inside a class body binds a class attribute (``cls._fa(...)``,
+    ``self._fa(...)``), which the flow does not follow: an FA4 entry point (or module) bound
+    there escapes."""
+    if info.tree is None or "import" not in info.source:
+        return []
+    out = []
+    for cls in walk(info.tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for st in flat_statements(cls.body):
+            if not isinstance(st, (ast.Import, ast.ImportFrom)):
+                continue
+            for a in st.names:
+                if isinstance(st, ast.ImportFrom):
+                    module = solver.resolve_module(mod, st.module or "", st.level)
+                    hit = B.entry_for(module, a.name) is not None and \
+                        B.entry_for(module, a.name).version == "fa4" or \
+                        B.fa_version_of_module(f"{module}.{a.name}") == "fa4" or \
+                        (a.name == "*" and B.fa_version_of_module(module) == "fa4")
+                else:
+                    hit = B.fa_version_of_module(a.name) == "fa4" or any(
+                        B.fa_version_of_module(a.name + s) == "fa4" for s in (".cute",
+                                                                               ".cute.interface"))
+                if hit:
+                    out.append(Escape(info.path, st.lineno, st.col_offset + 1,
+                                      f"{a.asname or a.name} is bound to FA4 as an attribute "
+                                      f"of class {cls.name} (an import in its body); calls "
+                                      "through the class are not followed"))
+    return out
 
 
 def _namespace_reads(solver, mod, info, judge) -> list[Escape]:

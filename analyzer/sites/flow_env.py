@@ -95,6 +95,20 @@ class ImportsEnv:
         full = f"{tm}.{attr}"
         if full in self.modnames:
             return frozenset({(ModRef(full, True), EMPTY)})
+        if "__getattr__" in env:
+            # PEP 562: a name the module does not bind is what its ``__getattr__`` returns
+            out = set()
+            for v, f in self.force(env["__getattr__"]):
+                target = self.fns.get(v.key) if isinstance(v, FuncRef) else None
+                if target is None or target.ir is None:
+                    out.add((Opaque(f"{tm}.__getattr__ ({attr})"), f))
+                    continue
+                out |= {(w, EMPTY) for w, _ in self._memo(
+                    ("ret", target.key, False),
+                    lambda target=target: frozenset(
+                        (w, g | target.guards(gg)) for expr, gg in target.returns
+                        for w, g in self.eval(_FnCtx(self, target, False), expr)))}
+            return frozenset(out)
         return frozenset({(Opaque(f"{tm}.{attr} not bound at module level"), EMPTY)})
 
     def attr_value(self, base_vals, attr: str, fn: Fn | None) -> Vals:

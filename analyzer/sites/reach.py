@@ -41,7 +41,7 @@ from fa4_patch import names as N
 from analyzer.sites.bindings import fa_version_of_module
 from analyzer.sites.cache import write_atomic
 
-SUMMARY_VERSION = 16
+SUMMARY_VERSION = 17
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -705,6 +705,33 @@ def _mentions_loader(source: str) -> bool:
     return _LOADER_WORDS.search(source) is not None
 
 
+_LAZY_RE = re.compile(r"^(?:async[ \t]+)?def[ \t]+__getattr__[ \t]*\(", re.M)
+
+
+def _absolute_from(modname: str, is_pkg: bool, module: str, level: int) -> str:
+    """The absolute name ``from <dots><module> import`` refers to inside ``modname``."""
+    if not level:
+        return module
+    parts = modname.split(".")
+    base = parts if is_pkg else parts[:-1]
+    base = base[:len(base) - (level - 1)] if level > 1 else base
+    return ".".join(base + ([module] if module else []))
+
+
+def _resolve_relative(name: str, package: str | None) -> str | None:
+    """``importlib.util.resolve_name``'s rule, without importing: ``.interface`` in package
+    ``flash_attn.cute`` is ``flash_attn.cute.interface``; None when it cannot be resolved."""
+    if not package:
+        return None
+    level = len(name) - len(name.lstrip("."))
+    bits = package.rsplit(".", level - 1)
+    if len(bits) < level:
+        return None
+    base = bits[0]
+    rest = name[level:]
+    return f"{base}.{rest}" if rest else base
+
+
 def _loader_refs(s: FileSummary, tree: ast.Module, aliases: dict, consts: dict,
                  source: str) -> None:
     """Loaders used where their argument cannot be read (see ``_LOADERS``). ``exec``/``eval``
@@ -801,6 +828,13 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                     or full in ("importlib.import_module", "runpy.run_module"):
                 arg = node.args[0] if node.args else None
                 c = _const_str(arg, consts) if arg is not None else None
+                if c is not None and c.startswith(".") and full != "runpy.run_module":
+                    # import_module(".interface", package="flash_attn.cute"): relative to the
+                    # package argument, by Python's rule; a package not constant is computed
+                    pkg = next((k.value for k in node.keywords if k.arg == "package"),
+                               node.args[1] if len(node.args) > 1 else None)
+                    c = _resolve_relative(c, _const_str(pkg, consts) if pkg is not None
+                                          else None)
                 parent = parents()
                 carries, why = _result_use(parent, node, _enclosing_scope(parent, node))
                 text = ast.unparse(node) or d
@@ -904,7 +938,8 @@ def _window_dicts(fn) -> set[str]:
     return out
 
 
-def _blind_calls(tree: ast.Module, source: str) -> list[tuple]:
+def _blind_calls(tree: ast.Module, source: str, lazy=frozenset(), modname: str = "",
+                 is_pkg: bool = False) -> list[tuple]:
     """Calls carrying a window (a window keyword, or a ``**`` splat of a dict the function puts
     a window key in) whose callee is rooted at neither an import, a module-level def/class nor
     a builtin: a parameter, a local, an object's attribute, a computed lookup -- or is read off
@@ -918,6 +953,10 @@ def _blind_calls(tree: ast.Module, source: str) -> list[tuple]:
         if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             top.add(st.name)
     for node in _stmt_imports(tree):
+        if isinstance(node, ast.ImportFrom) and lazy:
+            base = _absolute_from(modname, is_pkg, node.module or "", node.level)
+            if base in lazy:
+                continue        # what a PEP 562 __getattr__ returns: computed, not followed
         for a in node.names:
             top.add((a.asname or a.name).split(".")[0])
     lines = source.splitlines()
@@ -1125,6 +1164,9 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
             children.setdefault(".".join(parts[:i]), []).append(m)
     bind_cache: dict[str, dict] = {}
     chain_cache: dict[tuple, set] = {}
+    # modules with a PEP 562 ``__getattr__``: a name they do not bind is what it returns
+    lazy = {m for m, info in index.modules.items() if "def __getattr__" in info.source
+            and _LAZY_RE.search(info.source)}
 
     importer = [""]     # the module whose import is being resolved (set by ref_fa4)
 
@@ -1139,7 +1181,12 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
         tm = tree(mod)
         if tm is None:
             return False
-        return bool(exports.get(tm)) or any(exports.get(c) for c in children.get(tm, ()))
+        return bool(exports.get(tm)) or any(exports.get(c) for c in children.get(tm, ())) \
+            or lazy_fa4(tm)
+
+    def lazy_fa4(mod: str) -> bool:
+        tm = tree(mod)
+        return tm is not None and tm in lazy and (tm in reaching or bool(exports.get(tm)))
 
     def origin_attr(mod: str, attr: str) -> bool:
         return attr in N.WINDOW_ENTRIES or attr in ("interface", "cute") or \
@@ -1148,6 +1195,8 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
     def chain_fa4(mod: str, chain: tuple) -> bool:
         cur = mod
         for attr in chain:
+            if lazy_fa4(cur):
+                return True         # any name of it may be what its __getattr__ returns
             if attr == "<bare>" or attr in ("__dict__", "__getattribute__", "__getattr__"):
                 return module_has_fa4(cur)     # the module itself, or its whole namespace
             if is_origin(cur):
@@ -1174,6 +1223,8 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                 return f"{mod}.{attr}"
             tm = tree(mod)
             if tm is not None and attr in exports.get(tm, ()):
+                return f"{tm}.{attr}"
+            if lazy_fa4(mod):
                 return f"{tm}.{attr}"
             sub = tree(f"{mod}.{attr}")
             if sub is not None and module_has_fa4(sub):
@@ -1274,7 +1325,8 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
         for m, info in sorted(index.modules.items()):
             if info.error is None and any(k in info.source for k in N.WINDOW_KEYS) \
                     and info.tree is not None:
-                blind.extend((info.path, b) for b in _blind_calls(info.tree, info.source))
+                blind.extend((info.path, b) for b in _blind_calls(
+                    info.tree, info.source, lazy, m, info.is_pkg))
         where = ", ".join(f"{p}:{d.line}" for p, d in escaping[:3]) + (
             f" and {len(escaping) - 3} more" if len(escaping) > 3 else "")
         for bp, (bl, bcol, bc) in blind:

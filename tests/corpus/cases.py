@@ -998,5 +998,43 @@ case("float_bound/twin", {
     "m.py": FA + _EXACT.format(rule="None if isinstance(x, int) and x < 0 else x", left="-1"),
 }, "import m\nm.run(1, 2, 3)\n", "safe")
 
+# 40. FA4 reached by spellings of import the first pass did not read: import_module with a
+# relative name and a package, an import inside a class body, a module __getattr__ (PEP 562)
+case("import_module_relative", {
+    "m.py": "import importlib\n\nfa4 = importlib.import_module('.interface', "
+            "package='flash_attn.cute')\n"
+            + _CALL_RUN.format(callee="fa4.flash_attn_func", w="(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown", why="'.interface' in flash_attn.cute is FA4")
+case("import_module_relative/twin", {
+    "m.py": "import importlib\n\ndec = importlib.import_module('.decoder', package='json')\n"
+            "\n\ndef run(text):\n    return dec.JSONDecoder().decode(text)\n",
+}, "import m\nm.run('[1]')\n", "no-fa4", why="'.decoder' in json is json.decoder")
+_CLASS_IMPORT = ("class Backend:\n    {imp}\n\n    @classmethod\n    def run(cls, q, k, v):\n"
+                 "        return {call}(q, k, v, causal=True, window_size={w})\n")
+case("class_body_import", {
+    "m.py": _CLASS_IMPORT.format(imp="from flash_attn.cute.interface import flash_attn_func "
+                                     "as _fa", call="cls._fa", w="(-1, 0)"),
+}, "import m\nm.Backend.run(1, 2, 3)\n", "unknown",
+    why="the import binds FA4 as a class attribute, called through cls")
+case("class_body_import/twin", {
+    "m.py": FA + "\n\n" + _CLASS_IMPORT.format(imp="import json as _json",
+                                              call="flash_attn_func", w="(None, 0)"),
+}, "import m\nm.Backend.run(1, 2, 3)\n", "safe",
+    why="the class body imports json; FA4 is the module's, called with FA4's spelling")
+_LAZY = ("def __getattr__(name):\n    if name == 'attn_impl':\n"
+         "        from {mod} import {fn}\n        return {fn}\n    raise AttributeError(name)\n")
+case("module_getattr_lazy", {
+    "engine/__init__.py": _LAZY.format(mod="flash_attn.cute.interface", fn="flash_attn_func"),
+    "engine/backend.py": "import engine\n\n\ndef run(q, k, v):\n"
+                         "    return engine.attn_impl(q, k, v, causal=True, window_size=(-1, 0))\n",
+}, "import engine.backend\nengine.backend.run(1, 2, 3)\n", "unsafe",
+    why="engine.attn_impl is what the module's __getattr__ returns: FA4")
+case("module_getattr_lazy/twin", {
+    "engine/__init__.py": _LAZY.format(mod="json", fn="dumps"),
+    "engine/backend.py": "import engine\n\n\ndef run(q, k, v):\n"
+                         "    return engine.attn_impl([q, k, v])\n",
+}, "import engine.backend\nengine.backend.run(1, 2, 3)\n", "no-fa4",
+    why="the module's __getattr__ returns json.dumps")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
