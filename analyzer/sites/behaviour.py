@@ -635,6 +635,12 @@ class _StoredOutside:
 
         needle = name.encode()
         store = re.compile(rb"\s*(?:[-+*/|&^%@]|//|<<|>>|\*\*)?=(?!=)")
+        # its dict or list changed from there: an item stored or deleted, a method that is not
+        # a plain read (``STATE["w"] = ...``, ``del STATE["w"]``, ``STATE.update(...)``)
+        item = re.compile(rb"\s*\[[^\]\n]*\]\s*(?:[-+*/|&^%@]|//|<<|>>|\*\*)?=(?!=)"
+                          rb"|\s*\.\s*(?:update|setdefault|pop|popitem|clear|append|extend|"
+                          rb"insert|remove|sort|reverse|__setitem__|__delitem__)\s*\(")
+        dels = re.compile(rb"del\s+(?:\w+\s*\.\s*)?" + re.escape(needle) + rb"\s*\[")
         setattr_pat = re.compile(rb"setattr\s*\([^)]*['\"]" + re.escape(needle) + rb"['\"]")
         if self._naming is None:
             self._naming = [o for o in self.index.modules.values()
@@ -650,10 +656,66 @@ class _StoredOutside:
                     k -= 1
                 if after_ok and k >= 0 and raw[k:k + 1] == b"." and store.match(raw, j):
                     return True                 # ``something.NAME = ...``
+                before_ok = k < 0 or not (raw[k:k + 1].isalnum() or raw[k:k + 1] == b"_")
+                if after_ok and (before_ok or raw[k:k + 1] == b".") and item.match(raw, j):
+                    return True                 # ``NAME[...] = ...``, ``mod.NAME.update(...)``
                 i = raw.find(needle, j)
             if b"setattr" in raw and setattr_pat.search(raw):
                 return True
+            if b"del" in raw and dels.search(raw):
+                return True
         return False
+
+
+def _changed_containers(info) -> set[str]:
+    """Names whose dict or list a function of the module may change (an item stored or
+    deleted, a method other than a read, the object handed to a callee) whenever it runs, or
+    that module-level code hands to a callee: their contents are more than the module-level
+    statements that build them (``flow_base.module_container_escapes`` on the flow's side)."""
+    from analyzer.sites.astutil import parent, walk
+    from analyzer.sites.flow_base import _DICT_METHODS, _LIST_METHODS, _READ_ONLY_CALLS
+
+    reads = _DICT_METHODS & _LIST_METHODS
+    containers = set()       # module-level names bound to a dict or list the module builds
+    for st in module_statements(info.tree):
+        if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None and (
+                isinstance(st.value, (ast.Dict, ast.List, ast.DictComp, ast.ListComp))
+                or (isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Name)
+                    and st.value.func.id in ("dict", "list"))):
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+            containers |= {t.id for t in targets if isinstance(t, ast.Name)}
+    if not containers:
+        return set()
+    out: set[str] = set()
+    for n in walk(info.tree):
+        if not isinstance(n, ast.Name) or not isinstance(n.ctx, ast.Load) \
+                or n.id not in containers:
+            continue
+        p = parent(n)
+        in_fn = _in_function(n)
+        if isinstance(p, ast.Subscript) and p.value is n and \
+                isinstance(p.ctx, (ast.Store, ast.Del)) and in_fn:
+            out.add(n.id)
+        elif isinstance(p, ast.Attribute) and p.value is n and in_fn and \
+                p.attr not in reads and isinstance(parent(p), ast.Call):
+            out.add(n.id)
+        elif isinstance(p, ast.Call) and p.func is not n and n in p.args and \
+                not (isinstance(p.func, ast.Name) and p.func.id in _READ_ONLY_CALLS):
+            out.add(n.id)
+        elif isinstance(p, ast.keyword) and p.arg is not None and in_fn:
+            out.add(n.id)
+    return out
+
+
+def _in_function(node) -> bool:
+    from analyzer.sites.astutil import parent
+
+    p = parent(node)
+    while p is not None:
+        if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return True
+        p = parent(p)
+    return False
 
 
 def _rebound_globals(info) -> set[str]:
@@ -663,7 +725,7 @@ def _rebound_globals(info) -> set[str]:
     cached = info.__dict__.get("_rebound")
     if cached is not None:
         return cached
-    out: set[str] = set()
+    out: set[str] = set(_changed_containers(info))
     src = info.source
     if "global" in src or "globals" in src or "vars" in src:
         from analyzer.sites.astutil import parent, walk

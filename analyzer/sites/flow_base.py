@@ -658,8 +658,28 @@ def _is(e, name) -> bool:
     return isinstance(e, tuple) and len(e) == 2 and e[0] == "N" and e[1] == name
 
 
-def _scan_uses(stmts, name, d: list, lst: list) -> None:
+def module_container_escapes(mod: "Mod", name: str) -> tuple:
+    """Why a module-level dict or list bound to ``name`` in ``mod`` may hold other entries
+    than its module-level statements give: a function of the module that stores into it,
+    calls a method on it other than a read, or hands it to a callee (whenever that function
+    runs), or module-level code that does so. One tuple of reasons for both kinds."""
+    memo = mod.__dict__.setdefault("_container_escapes", {})
+    hit = memo.get(name)
+    if hit is None:
+        shared: list = []
+        _scan_uses(mod.ir.body, name, shared, shared, strict_defs=True)
+        hit = memo[name] = tuple(sorted(set(shared)))
+    return hit
+
+
+def _scan_uses(stmts, name, d: list, lst: list, strict_defs: bool = False) -> None:
     both = lambda why: (d.append(why), lst.append(why))     # noqa: E731
+    if strict_defs and d is not lst:
+        shared: list = []
+        _scan_uses(stmts, name, shared, shared, True)
+        d.extend(shared)
+        lst.extend(shared)
+        return
     for st in stmts:
         tag = st[0]
         if tag == "asg":
@@ -683,27 +703,27 @@ def _scan_uses(stmts, name, d: list, lst: list) -> None:
             if not _is(st[1], name):
                 _scan_expr(st[1], name, d, lst, both)
         elif tag == "if":
-            _scan_uses(st[3], name, d, lst)
-            _scan_uses(st[4], name, d, lst)
+            _scan_uses(st[3], name, d, lst, strict_defs)
+            _scan_uses(st[4], name, d, lst, strict_defs)
         elif tag == "try":
-            _scan_uses(st[1], name, d, lst)
+            _scan_uses(st[1], name, d, lst, strict_defs)
             for _, hb in st[2]:
-                _scan_uses(hb, name, d, lst)
-            _scan_uses(st[3], name, d, lst)
-            _scan_uses(st[4], name, d, lst)
+                _scan_uses(hb, name, d, lst, strict_defs)
+            _scan_uses(st[3], name, d, lst, strict_defs)
+            _scan_uses(st[4], name, d, lst, strict_defs)
         elif tag == "loop":
             if st[1] is not None:
                 _scan_target(st[1], name, d, lst, both)
             _scan_expr(st[2], name, d, lst, both)
-            _scan_uses(st[3], name, d, lst)
-            _scan_uses(st[4], name, d, lst)
+            _scan_uses(st[3], name, d, lst, strict_defs)
+            _scan_uses(st[4], name, d, lst, strict_defs)
         elif tag == "with":
             for e, t in st[1]:
                 _scan_expr(e, name, d, lst, both)
-            _scan_uses(st[2], name, d, lst)
+            _scan_uses(st[2], name, d, lst, strict_defs)
         elif tag == "blk":
             for b in st[1]:
-                _scan_uses(b, name, d, lst)
+                _scan_uses(b, name, d, lst, strict_defs)
         elif tag == "def":
             f = st[1]
             if any(pn == name for pn, _, _ in f.params):
@@ -711,16 +731,16 @@ def _scan_uses(stmts, name, d: list, lst: list) -> None:
             for _, _, default in f.params:
                 if default is not None:
                     _scan_expr(default, name, d, lst, both)
-            _scan_uses(f.body, name, d, lst)   # a closure may change it whenever it runs
+            _scan_uses(f.body, name, d, lst, strict_defs)   # a closure may change it whenever it runs
         elif tag == "cls":
-            _scan_uses(st[1].body, name, d, lst)
+            _scan_uses(st[1].body, name, d, lst, strict_defs)
 
 
 def _scan_target(t, name, d, lst, both, aug=False) -> None:
     tag = t[0]
     if tag == "S":
         if _is(t[1], name):
-            lst.append(f"{name}[...] = ... (a list item stored)")
+            lst.append(f"{name}[...] = ... (an item stored)")
         else:
             _scan_expr(t[1], name, d, lst, both)
         _scan_expr(t[2], name, d, lst, both)
@@ -810,6 +830,7 @@ _BUILTINS = frozenset(dir(__builtins__) if isinstance(__builtins__, dict) is Fal
 __all__ = [
     'fn_context',
     'container_escapes',
+    'module_container_escapes',
     'reaching_defs',
     'Value',
     'Facts',

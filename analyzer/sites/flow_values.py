@@ -83,6 +83,40 @@ class Values:
                 out.add((Opaque(str(payload)), g))
         return frozenset(out)
 
+    def module_container_changed(self, vals) -> str:
+        """Why a dict or list among ``vals`` built at a module's top level may hold other
+        entries by the time it is read ("" when none can): see
+        ``flow_base.module_container_escapes``."""
+        for v, _ in vals:
+            if isinstance(v, DictVal) and v.alloc[0] in ("dict", "dictcall"):
+                key, eid = v.alloc[1], v.alloc[2]
+            elif isinstance(v, ListVal) and v.alloc[0] == "list":
+                key, eid = v.alloc[1], v.alloc[2]
+            else:
+                continue
+            owner = self.fns.get(key)
+            if owner is None or owner.ir is not None:
+                continue                    # built in a function: its own flow reads it
+            for name in _top_names_of(owner.mod, eid):
+                why = module_container_escapes(owner.mod, name)
+                if why:
+                    return f"{owner.mod.path}: {why[0]}"
+        return ""
+
+    def _module_containers(self, vals) -> Vals:
+        why = self.module_container_changed(vals)
+        if not why:
+            return vals
+        out = set()
+        for v, f in vals:
+            if isinstance(v, DictVal):
+                v = DictVal(v.alloc, v.entries, v.opaque | {why})
+            elif isinstance(v, ListVal):
+                v = ListVal(v.alloc, v.fn, v.elems + ((None, self.ref(("O", why)), EMPTY),),
+                            v.base_len, False)
+            out.add((v, f))
+        return frozenset(out)
+
     # -- dict contents ----------------------------------------------------------------------
     def local_mutations(self, fn: Fn, name: str) -> tuple[frozenset, frozenset]:
         """Window entries (and opaque reasons) written into whatever ``name`` holds, by
@@ -174,6 +208,8 @@ class Values:
             if name in ("None", "True", "False"):
                 return frozenset({(Const({"None": None, "True": True, "False": False}[name]), EMPTY)})
             vals = ctx.lookup(name)
+            if any(isinstance(v, (DictVal, ListVal)) for v, _ in vals):
+                vals = self._module_containers(vals)
             if isinstance(ctx, _FnCtx) and not ctx.static and ctx.fn is not None \
                     and ctx.fn.ir is not None and name in ctx.fn.defs \
                     and any(isinstance(v, Opaque) and v.param_of == ctx.fn.key for v, _ in vals) \
@@ -355,3 +391,26 @@ class Values:
             if isinstance(v, FAFunc) or (isinstance(v, DictVal) and v.entries):
                 return True
         return False
+
+
+def _top_names_of(mod: Mod, eid: int) -> list:
+    """The module-level names ``mod`` binds to the expression object ``eid`` (a dict or list
+    display, or a dict(...) call), read off its top-level statements."""
+    memo = mod.__dict__.setdefault("_top_names", None)
+    if memo is None:
+        memo = mod._top_names = {}
+        stack = [mod.ir.body]
+        while stack:
+            body = stack.pop()
+            for st in body:
+                if st[0] == "asg":
+                    for t in st[1]:
+                        if t[0] == "N":
+                            memo.setdefault(id(st[2]), []).append(t[1])
+                elif st[0] == "if":
+                    stack.extend([st[3], st[4]])
+                elif st[0] == "try":
+                    stack.extend([st[1], st[3], st[4]] + [hb for _, hb in st[2]])
+                elif st[0] == "blk":
+                    stack.extend(st[1])
+    return memo.get(eid, [])

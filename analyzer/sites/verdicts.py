@@ -21,7 +21,7 @@ from analyzer.sites import pairs as P
 from analyzer.sites.astutil import (index as astutil_index, indexed, parent as parent_of,
                                     walk)
 from analyzer.sites.coverage import site_line
-from analyzer.sites.flow import container_escapes, reaching_defs
+from analyzer.sites.flow import container_escapes, fn_context, reaching_defs
 from analyzer.sites.model import CallVerdict
 from fa4_patch import names as N
 
@@ -527,6 +527,12 @@ class _Enumerator:
                     # crash, never a silent band)
                     local[name] = "any" if want == "pair" or _passed_on(node, name) else "bound"
             else:
+                try:
+                    gv = self.solver.eval(fn_context(self.solver, fn), ("N", name))
+                except RecursionError:
+                    return None
+                if self.solver.module_container_changed(gv):
+                    return None     # the sandbox would read its module-level statements only
                 module_level.add(name)
         info = self.judge.index.by_path.get(site.path)
         if info is None:

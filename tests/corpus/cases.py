@@ -1036,5 +1036,33 @@ case("module_getattr_lazy/twin", {
 }, "import engine.backend\nengine.backend.run(1, 2, 3)\n", "no-fa4",
     why="the module's __getattr__ returns json.dumps")
 
+# 41. a module-level dict or list changed by a function (of its module, or of another) or by
+# a module-level call: its module-level statements are not all it holds
+_STATE = ("STATE = {{'window': (None, 0)}}\n\n\ndef enable_te_convention():\n"
+          "    {body}\n")
+_READER = (FA + "from state import STATE\n\n\ndef run(q, k, v):\n"
+           "    return flash_attn_func(q, k, v, causal=True, window_size=STATE['window'])\n")
+case("module_dict_changed", {
+    "state.py": _STATE.format(body="STATE['window'] = (-1, 0)"),
+    "attn.py": _READER,
+}, "import state, attn\nstate.enable_te_convention()\nattn.run(1, 2, 3)\n", "unknown",
+    why="enable_te_convention() puts TE's (-1, 0) into the module's dict")
+case("module_dict_changed/twin", {
+    "state.py": _STATE.format(body="return dict(STATE)"),
+    "attn.py": _READER,
+}, "import state, attn\nstate.enable_te_convention()\nattn.run(1, 2, 3)\n", "safe",
+    why="the function copies the dict")
+_KWARGS_TOP = (FA + "\nATTN_KWARGS = {{'causal': True, 'window_size': (None, 0)}}\n\n\n"
+               "def _legacy(d):\n    {body}\n\n\n_legacy(ATTN_KWARGS)\n\n\n"
+               "def run(q, k, v):\n    return flash_attn_func(q, k, v, **ATTN_KWARGS)\n")
+case("module_dict_helper", {
+    "m.py": _KWARGS_TOP.format(body="d['window_size'] = (-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown",
+    why="the module-level call of _legacy changes the dict before any call")
+case("module_dict_helper/twin", {
+    "m.py": _KWARGS_TOP.format(body="d['window_size'] = (-1, 0)").replace(
+        "_legacy(ATTN_KWARGS)", "_legacy(dict(ATTN_KWARGS))"),
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="the helper changes a copy")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
