@@ -46,7 +46,7 @@ class StoreIndex:
             return hit
         needle = attr.encode()
         text_pat = re.compile(rb"\.\s*" + re.escape(needle) + rb"\s*(?:[-+*/|&^%@]|//|<<|>>|"
-                              rb"\*\*)?=(?!=)|setattr\s*\(|__dict__")
+                              rb"\*\*)?=(?!=)|setattr\s*\(|__dict__|\bvars\s*\(")
         out = []
         for rel in sorted(self.data):
             raw = self.data[rel]
@@ -138,6 +138,15 @@ def _stores_in(tree: ast.Module, attr: str):
                 and n.args:
             name = n.args[1] if len(n.args) > 1 else None
             if not (isinstance(name, ast.Constant) and name.value != attr):
+                yield n.lineno, _owner_of(n.args[0])
+        elif t is ast.Call and isinstance(n.func, ast.Name) and n.func.id == "vars" \
+                and n.args:
+            # vars(o) is o.__dict__: vars(o)[k] = ..., vars(o).update(...), or handed on
+            p = parent(n)
+            if not (isinstance(p, ast.Subscript) and isinstance(p.ctx, ast.Load)) and \
+                    not (isinstance(p, ast.Attribute) and p.attr in ("get", "keys", "items",
+                                                                      "values", "copy")) and \
+                    not isinstance(p, (ast.Compare,)):
                 yield n.lineno, _owner_of(n.args[0])
 
 

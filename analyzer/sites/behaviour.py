@@ -558,6 +558,31 @@ def extract(index, modname: str, roots: Iterable[str], depth: int = 0,
             names = _star_names(index, info, st)
         for n in names:
             defs.setdefault(n, []).append(st)
+    # a name bound again after a module-level statement ran a function of the module: that
+    # function read the earlier value, which the sources below (the last binding) lose
+    own = {st.name: st for st in stmts if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                           ast.ClassDef))}
+    runs = []          # (line, names the own code run there reads)
+    for st in stmts if own else ():
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        called = {c.func.id for c in ast.walk(st) if isinstance(c, ast.Call)
+                  and isinstance(c.func, ast.Name) and c.func.id in own}
+        if called:
+            read, todo = set(), list(called)
+            while todo:
+                f = todo.pop()
+                if f in read:
+                    continue
+                read.add(f)
+                names = {x.id for x in ast.walk(own[f]) if isinstance(x, ast.Name)}
+                read |= names
+                todo.extend(names & set(own))
+            runs.append((st.lineno, read))
+    for n, sts in list(defs.items()):
+        lines = sorted(s_.lineno for s_ in sts)
+        if len(lines) > 1 and any(lines[0] <= r < lines[-1] and n in read for r, read in runs):
+            defs.pop(n)     # the own code run between its bindings read the earlier value
     # an import that rebinds a name after another statement bound it: the sources below run
     # imports first, so the order would be lost -- such a name is left opaque
     for n, sts in list(defs.items()):

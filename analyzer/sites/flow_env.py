@@ -192,9 +192,19 @@ class ImportsEnv:
 
     def _run(self, m: Mod, stmts, env: dict) -> dict:
         ctx = _ModCtx(self, m, env)
+        own = m.__dict__.get("_own_defs")
+        if own is None:
+            own = m._own_defs = {st[1].name: st[1] for st in m.ir.body if st[0] in ("def", "cls")}
         for st in stmts:
             tag = st[0]
             ctx.env = env
+            ran = _calls_own(st[2] if tag == "asg" else st[1], own) \
+                if tag in ("asg", "ex") and own else set()
+            if ran:
+                # a function of this module runs while the module is imported: the names it
+                # reads, as they are now, are seen -- a later binding does not undo that
+                seen = m.__dict__.setdefault("_observed", set())
+                seen |= _names_read(ran, own)
             if tag == "imp":
                 for item in st[1]:
                     local, module, attr, level, pos = item
@@ -279,6 +289,9 @@ class ImportsEnv:
             if value_expr[0] == "C" and len(value_expr[2]) == 1 and value_expr[2][0][2][0] == "N":
                 k = (m.path, value_expr[2][0][2][1])
                 self.wrap_arg_uses[k] = self.wrap_arg_uses.get(k, 0) + 1
+            observed = m.__dict__.get("_observed")
+            if observed and name in observed and name in env:
+                vals = vals | self.force(env[name])     # read before this binding, too
             env[name] = vals
         elif tag == "S" and t[1][0] == "N":
             base = t[1][1]
@@ -351,3 +364,53 @@ def _constant_all(m: Mod) -> list | None:
         elif st[0] == "aug" and st[1] == ("N", "__all__"):
             return None
     return found
+
+
+def _calls_own(e, own: dict) -> set:
+    """The names of the module's own functions and classes the expression calls by name."""
+    out = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if not isinstance(x, tuple) or not x:
+            continue
+        if x[0] == "C":
+            if x[1][0] == "N" and x[1][1] in own:
+                out.add(x[1][1])
+            stack.append(x[1])
+            stack.extend(a[2] for a in x[2])
+        elif x[0] in ("T", "L"):
+            stack.extend(x[1])
+        elif x[0] == "D":
+            stack.extend(v for _, v, _ in x[1])
+        elif x[0] in ("A", "*"):
+            stack.append(x[1])
+        elif x[0] in ("I", "S"):
+            stack.extend([x[1], x[2]])
+    return out
+
+
+def _names_read(names: set, own: dict) -> set:
+    """Every name spelled in the code of the module's own functions/classes ``names``, and of
+    the own functions those spell, transitively (an over-approximation of what they read)."""
+    out: set = set()
+    todo = list(names)
+    done: set = set()
+    while todo:
+        n = todo.pop()
+        if n in done or n not in own:
+            continue
+        done.add(n)
+        stack = [own[n].body] + ([own[n].decorators] if hasattr(own[n], "decorators") else [])
+        while stack:
+            x = stack.pop()
+            if isinstance(x, (FuncIR, ClassIR)):
+                stack.append(x.body)
+            elif isinstance(x, (list, tuple)):
+                if len(x) == 2 and x[0] == "N" and isinstance(x[1], str):
+                    out.add(x[1])
+                    if x[1] in own:
+                        todo.append(x[1])
+                else:
+                    stack.extend(x)
+    return out

@@ -1064,5 +1064,31 @@ case("module_dict_helper/twin", {
         "_legacy(ATTN_KWARGS)", "_legacy(dict(ATTN_KWARGS))"),
 }, "import m\nm.run(1, 2, 3)\n", "safe", why="the helper changes a copy")
 
+# 42. a module-level window a function of the module reads while the module is imported,
+# before a later binding; an instance attribute set through vars(obj)
+_IMPORT_TIME = (FA + "\nWINDOW = (-1, 0)\n\n\ndef run(q, k, v):\n"
+                "    return flash_attn_func(q, k, v, causal=True, window_size=WINDOW)\n\n\n"
+                "{warm}WINDOW = (None, 0)\n")
+case("import_time_call", {
+    "m.py": _IMPORT_TIME.format(warm="_warmup = run(None, None, None)\n"),
+}, "import m\n", "unknown", why="run() reads TE's (-1, 0) while m is being imported")
+case("import_time_call/twin", {
+    "m.py": _IMPORT_TIME.format(warm=""),
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="nothing runs before the second binding")
+_HOLDER_VARS = ("\n\nclass Attn:\n    def __init__(self):\n        self.w = (None, 0)\n\n"
+                "    def forward(self, q, k, v):\n"
+                "        return flash_attn_func(q, k, v, causal=True, window_size=self.w)\n")
+case("vars_update", {
+    "m.py": FA + _HOLDER_VARS,
+    "build.py": "from m import Attn\n\n\ndef make():\n    a = Attn()\n"
+                "    vars(a).update(w=(-1, 0))\n    return a\n",
+}, "import build\nbuild.make().forward(1, 2, 3)\n", "unknown",
+    why="vars(a) is a's __dict__: update sets TE's (-1, 0) on the instance")
+case("vars_update/twin", {
+    "m.py": FA + _HOLDER_VARS,
+    "build.py": "from m import Attn\n\n\ndef make():\n    a = Attn()\n"
+                "    print(vars(a).get('w'))\n    return a\n",
+}, "import build\nbuild.make().forward(1, 2, 3)\n", "safe", why="vars(a) is only read")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
