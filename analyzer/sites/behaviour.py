@@ -196,6 +196,7 @@ class ExprResult:
     values: tuple = ()            # the values the expression takes (plain Python)
     why: str = ""                 # when not ok: what stopped it
     exhaustive: bool = True
+    io: tuple = ()                # ((inputs as sorted (name, value) items), value) per run
 
 
 def _function_catches(src: str) -> bool:
@@ -478,7 +479,10 @@ class Runner:
         for v in vals:
             if v not in uniq:
                 uniq.append(v)
-        return ExprResult(True, tuple(uniq))
+        io = tuple(dict.fromkeys(
+            (tuple(sorted((k, _freeze(x)) for k, x in r.get("inputs", {}).items())),
+             _freeze(r["value"])) for r in ans["results"]))
+        return ExprResult(True, tuple(uniq), io=io)
 
 
 def _freeze(v):

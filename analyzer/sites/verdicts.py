@@ -50,6 +50,9 @@ class WindowValues:
     # constant pairs with a side that is neither None nor an int (``-1.0``, ``True``): outside
     # the domain a wrapper is proved on, so a proved wrapper does not cover them
     outside: tuple = ()
+    # (pair in, pair out, open) of a call-site expression that only turns sides of one
+    # window into None (``(norm(w[0]), norm(w[1]))``): judged against what the input meant
+    mapped: frozenset = frozenset()
 
 
 class Judge:
@@ -260,6 +263,11 @@ class Judge:
                         statuses.append("unknown")
                         witnesses.append(f"{v.entry.name}: {j.witness}")
                         continue
+                mj = _judge_mapped(res, wv) if wv.mapped and not v.chain else None
+                if mj is not None:
+                    statuses.append(mj[0])
+                    witnesses.append(f"{v.entry.name}: {mj[1]}")
+                    continue
                 if wv.open_pairs:
                     oj = (self._through_chain(v, res, wv, wv.open_pairs) if v.chain else
                           P.judge_pairs(res, wv.open_pairs, wv.causal, wv.causal_known))
@@ -322,6 +330,43 @@ class Judge:
         if maybe:
             return P.PairJudgement("unknown", maybe[0], tuple(maybe))
         return P.PairJudgement("proved", "every pair it passes reaches FA4 as intended")
+
+
+def _normalising_map(r, local, is_open) -> set:
+    """(pair in, pair out, open) for a window expression over one local pair (``local`` maps
+    that name to its values or its domain) whose every run only turned sides into None."""
+    if not local or len(local) != 1 or not r.io:
+        return set()
+    (name,) = local
+    out = set()
+    for inputs, value in r.io:
+        inp = dict(inputs).get(name)
+        if value is None:
+            value = (None, None)
+        if not (isinstance(inp, tuple) and len(inp) == 2 and isinstance(value, tuple)
+                and len(value) == 2):
+            return set()
+        if any(o is not None and o != i for i, o in zip(inp, value)):
+            return set()            # it does more than spell sides None: not a normaliser
+        if any(not (x is None or (isinstance(x, int) and not isinstance(x, bool)))
+               for x in inp + value):
+            return set()
+        if inp != value:            # the same pair is judged as it is, with the others
+            out.add((inp, value, is_open))
+    return out
+
+
+def _judge_mapped(res, wv) -> tuple[str, str] | None:
+    """A side turned into None that the input did not mean unbounded (``0 -> None``) widens
+    the band: judged like a wrapper, input against what FA4 receives."""
+    for inp, out, is_open in sorted(wv.mapped, key=str):
+        for c in wv.causal:
+            verdict, label = P.judge(res, c, out[0], out[1], c, inp[0], inp[1])
+            if verdict != "exact":
+                why = (f"the call turns {P.fmt_pair(*inp)} into {P.fmt_pair(*out)} "
+                       f"(causal={c}) -> {label} ({verdict})")
+                return ("unknown" if is_open or not wv.causal_known else "broken"), why
+    return None
 
 
 def _form_matches(form: str, forms) -> bool:
@@ -437,6 +482,7 @@ class _Enumerator:
         self.jobs: list = []
         self.results: dict = {}
         self.open: dict = {}      # key -> the expression has a name enumerated over the domain
+        self.local_of: dict = {}  # key -> {local name: its values or domain}
 
     def job_for(self, site, want: str):
         """Register the evaluation of ``site``'s value expression; returns a key or None."""
@@ -540,6 +586,7 @@ class _Enumerator:
         mod = self.judge.module_for(info.name, module_level)
         key = (mod, src.strip(), tuple(sorted((k, str(v)) for k, v in local.items())))
         self.jobs.append((key, (mod, src.strip(), local), want))
+        self.local_of[key] = local
         self.open[key] = any(isinstance(v, str) for v in local.values())
         return key
 
@@ -726,7 +773,8 @@ def decide(calls, solver, text, judge: Judge) -> None:
     for c in pending:
         plan = {"pairs": set(), "left": set(), "right": set(), "has_left": False,
                 "has_right": False, "unknown": [], "forms": set(), "exprs": [],
-                "opairs": set(), "oleft": set(), "oright": set(), "ints": set(), "outside": set()}
+                "opairs": set(), "oleft": set(), "oright": set(), "ints": set(), "outside": set(),
+                "mapped": set()}
         gaps = _splat_gaps(judge, solver, c)
         if gaps:
             plan["unknown"].extend(gaps)
@@ -806,6 +854,8 @@ def decide(calls, solver, text, judge: Judge) -> None:
                 plan["unknown"].append(f"{site.key} at {loc}: {unk[0]}{detail}")
                 continue
             is_open = enum.open.get(k, True)
+            if where == "window_size":
+                plan["mapped"] |= _normalising_map(r, enum.local_of.get(k), is_open)
             for v in r.values:
                 if where == "window_size":
                     if v is None:
@@ -850,7 +900,8 @@ def decide(calls, solver, text, judge: Judge) -> None:
         wv = WindowValues(pairs, tuple(sorted(unknown)), causal, known,
                           forms=frozenset(plan["forms"]), open_pairs=opairs,
                           outside=tuple(sorted({P.fmt_pair(*p) for p in bad}
-                                               | plan["outside"])))
+                                               | plan["outside"])),
+                          mapped=frozenset(plan["mapped"]))
         values = sorted({v for v, _ in c["fa4"]}, key=lambda v: (v.entry.qual, str(v.chain)))
         status, verdicts = judge.call_verdicts(values, wv)
         if status == "unknown":

@@ -1090,5 +1090,20 @@ case("vars_update/twin", {
                 "    print(vars(a).get('w'))\n    return a\n",
 }, "import build\nbuild.make().forward(1, 2, 3)\n", "safe", why="vars(a) is only read")
 
+# 43. a call-site normaliser that turns a side the framework did not mean unbounded into None
+# (0 -> None widens a causal band to full attention): judged against what its input meant
+_WIDEN = (FA + "\n\ndef _to_fa4(x):\n    return x if x is not None and {test} else None\n\n\n"
+          "def run(q, k, v):\n    window = (-1, 0)\n"
+          "    return flash_attn_func(q, k, v, causal=False,\n"
+          "                           window_size=(_to_fa4(window[0]), _to_fa4(window[1])))\n")
+case("normaliser_widens", {
+    "m.py": _WIDEN.format(test="x > 0"),
+}, "import m\nm.run(1, 2, 3)\n", "unsafe", exhaustive=False,
+    why="(-1, 0) becomes (None, None): full attention where TE meant causal (the stand-in "
+        "sees no negative bound, so it cannot tell)")
+case("normaliser_widens/twin", {
+    "m.py": _WIDEN.format(test="x >= 0"),
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="(-1, 0) becomes (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
