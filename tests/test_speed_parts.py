@@ -240,3 +240,29 @@ def test_the_unvalidated_parse_builds_the_tree_libcst_builds_and_puts_validation
         parse_unvalidated(b"def (:\n")
     with pytest.raises(cst.CSTValidationError):    # a name with a space is invalid
         cst.Name("not a name")
+
+
+def test_a_parse_worker_that_never_answers_is_an_error_not_a_hang(monkeypatch, tmp_path):
+    """Guards against the audit hanging forever on a stuck parse worker (seen once under heavy
+    load): past FA4_AUDIT_PARSE_TIMEOUT_S the workers are killed and the pass fails closed."""
+    import time as _time
+
+    from analyzer.errors import AuditError
+    from analyzer.sites import parse as PA
+
+    monkeypatch.setattr(PA, "_parse_job", _stuck_parse_job)
+    monkeypatch.setenv("FA4_AUDIT_PARSE_TIMEOUT_S", "1")
+    data = {f"m{i}.py": b"x = 1\n" for i in range(2)}
+    p = PA._Parser(data, jobs=2, use_cache=False, progress=None)
+    t0 = _time.perf_counter()
+    with pytest.raises(AuditError, match="did not finish"):
+        p.parse(sorted(data))
+    assert _time.perf_counter() - t0 < 20
+    p.close()
+
+
+def _stuck_parse_job(item):
+    """A parse worker that never answers (module level: the pool pickles it by name)."""
+    import time as _time
+
+    _time.sleep(30)

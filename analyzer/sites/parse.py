@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
 from multiprocessing import get_context
 
 from analyzer.sites import cache as C
@@ -19,6 +20,13 @@ def _parse_job(item):
 
 CHUNK_BYTES = 80_000
 MAX_MB_DEFAULT = 2.0   # TE's largest file is 0.26 MB; libcst needs ~3 s a MB a core
+
+
+def _parse_timeout() -> float:
+    try:
+        return float(os.environ.get("FA4_AUDIT_PARSE_TIMEOUT_S", "300"))
+    except ValueError:
+        return 300.0
 
 
 def _max_bytes() -> int:
@@ -84,6 +92,14 @@ class _Parser:
         self.parse_s = 0.0
         self._pool: ProcessPoolExecutor | None = None
 
+    def _kill(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+
     def close(self) -> None:
         """Stop the worker processes (the pass calls this when it has every file it needs)."""
         if self._pool is not None:
@@ -139,8 +155,16 @@ class _Parser:
         if ex is not None:
             try:
                 for f in futs:
-                    rel, off, ir = f.result()
+                    rel, off, ir = f.result(timeout=_parse_timeout())
                     parts.setdefault(rel, []).append((off, ir))
+            except FuturesTimeout:
+                # a worker that never answers (seen once under heavy load: workers waiting on
+                # a lock forever) must not hang the audit: fail closed, and stop them
+                self._kill()
+                from analyzer.errors import AuditError
+                raise AuditError(f"parsing did not finish within {_parse_timeout():.0f} s "
+                                 "(FA4_AUDIT_PARSE_TIMEOUT_S); nothing can be said about "
+                                 "the tree") from None
             except BaseException:
                 self.close()
                 raise
