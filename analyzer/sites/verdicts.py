@@ -21,7 +21,7 @@ from analyzer.sites import pairs as P
 from analyzer.sites.astutil import (index as astutil_index, indexed, parent as parent_of,
                                     walk)
 from analyzer.sites.coverage import site_line
-from analyzer.sites.flow import container_escapes, fn_context, reaching_defs
+from analyzer.sites.flow import FuncRef, container_escapes, fn_context, reaching_defs
 from analyzer.sites.model import CallVerdict
 from fa4_patch import names as N
 
@@ -464,6 +464,126 @@ def _overwritten(c, site, splat) -> str:
     return ""
 
 
+def _window_shaped(node, name: str) -> bool:
+    """Every use of ``name`` in the expression is a comparison with an int or None constant,
+    or an arithmetic-free pass-through (the expression itself, a branch of a conditional)."""
+    uses = [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name]
+    if not uses:
+        return False
+    parents = {id(c): p for p in ast.walk(node) for c in ast.iter_child_nodes(p)}
+    for u in uses:
+        p = parents.get(id(u))
+        if p is None or isinstance(p, ast.IfExp) and p.test is not u:
+            continue
+        if isinstance(p, ast.Compare):
+            others = [p.left] + p.comparators
+            consts = [o for o in others if o is not u]
+            if all(isinstance(o, ast.Constant) and (o.value is None or (
+                    isinstance(o.value, int) and not isinstance(o.value, bool)))
+                   or (isinstance(o, ast.UnaryOp) and isinstance(o.op, ast.USub)
+                       and isinstance(o.operand, ast.Constant)) for o in consts) and \
+                    all(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq,
+                                        ast.Is, ast.IsNot)) for op in p.ops):
+                continue
+        if isinstance(p, ast.BoolOp):
+            continue
+        return False
+    return True
+
+
+def _flow_pairs(solver, site) -> set:
+    """The pairs a window_size expression that calls an in-tree function by name can be: every
+    pair each of its ``return`` expressions can be (read like any window expression of that
+    function), when all are known; else an empty set."""
+    fn = solver.fns.get(site.fn)
+    expr = solver.exprs[site.expr_id]
+    if fn is None or not (isinstance(expr, tuple) and expr and expr[0] == "C"
+                          and expr[1][0] == "N"):
+        return set()
+    try:
+        vals = solver.eval(fn_context(solver, fn), expr[1])
+    except RecursionError:
+        return set()
+    targets = [solver.fns.get(v.key) for v, _ in vals if isinstance(v, FuncRef)]
+    if not vals or len(targets) != len(vals) or \
+            not all(t is not None and t.ir is not None for t in targets):
+        return set()
+    out = set()
+    for t in targets:
+        if not t.returns:
+            return set()
+        for ret, _ in t.returns:
+            pairs, unk = _pair_values(solver, t.key, ret)
+            if unk or not pairs:
+                return set()
+            out |= pairs
+    return out
+
+
+def _find_def(tree, fir):
+    """The ast FunctionDef of an IR function (by its name and first line)."""
+    line = fir.pos[0] if fir.pos and isinstance(fir.pos[0], int) else None
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == fir.name and \
+                (line is None or n.lineno <= line <= (n.end_lineno or n.lineno)):
+            return n
+    return None
+
+
+def _is_int_or_none(o) -> bool:
+    if isinstance(o, ast.UnaryOp) and isinstance(o.op, ast.USub):
+        o = o.operand
+    return isinstance(o, ast.Constant) and (o.value is None or (
+        isinstance(o.value, int) and not isinstance(o.value, bool)))
+
+
+def _shaped_in(fdef, name: str, depth: int) -> bool:
+    """Inside ``fdef``, ``name`` is only used as a window or a bound: compared with ints or
+    None, indexed by an int, iterated, unpacked or copied into names used the same way,
+    returned, or placed in a tuple/list/conditional. A string, a flag, an attribute read,
+    ``isinstance`` or ``in`` would show it is something else."""
+    if depth < 0:
+        return False
+    parents = {id(c): p for p in ast.walk(fdef) for c in ast.iter_child_nodes(p)}
+    for u in ast.walk(fdef):
+        if not (isinstance(u, ast.Name) and u.id == name and isinstance(u.ctx, ast.Load)):
+            continue
+        p = parents.get(id(u))
+        if isinstance(p, ast.Compare):
+            if all(o is u or _is_int_or_none(o) for o in [p.left] + p.comparators) and \
+                    not any(isinstance(op, (ast.In, ast.NotIn)) for op in p.ops):
+                continue
+            return False
+        if isinstance(p, ast.Subscript) and p.value is u:
+            if _is_int_or_none(p.slice):
+                continue
+            return False
+        if isinstance(p, ast.comprehension) and p.iter is u:
+            if isinstance(p.target, ast.Name) and _shaped_in(fdef, p.target.id, depth - 1):
+                continue
+            return False
+        if isinstance(p, ast.Assign) and p.value is u and len(p.targets) == 1:
+            t = p.targets[0]
+            names = [t] if isinstance(t, ast.Name) else list(t.elts) \
+                if isinstance(t, (ast.Tuple, ast.List)) else []
+            if names and all(isinstance(x, ast.Name) and _shaped_in(fdef, x.id, depth - 1)
+                             for x in names):
+                continue
+            return False
+        if isinstance(p, (ast.Return, ast.Tuple, ast.List, ast.BoolOp)):
+            continue
+        if isinstance(p, ast.IfExp) and p.test is not u:
+            continue
+        if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and \
+                p.func.id in ("tuple", "list") and p.args == [u]:
+            continue
+        if isinstance(p, ast.keyword) and p.arg in ("window_size", "window_size_left",
+                                                    "window_size_right"):
+            continue
+        return False
+    return True
+
+
 def _passed_on(node, name: str) -> bool:
     """``name`` is handed to a call (``norm(window)``): it may be a pair or a bound."""
     for n in ast.walk(node):
@@ -542,6 +662,34 @@ class _Enumerator:
             node, src, line = st.value, ast.unparse(st.value), rd[0][1][1][0]
         return node, src, line
 
+    def _helper_takes_window(self, fn, node, name) -> bool:
+        """``name`` appears in the expression only as a positional argument of calls of
+        in-tree functions, each of which uses that parameter only as a window or a bound
+        (``_shaped_in``): the window domain then covers what it can do with it."""
+        calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+        uses = [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name]
+        if not uses:
+            return False
+        for u in uses:
+            call = next((c for c in calls if u in c.args), None)
+            if call is None or not isinstance(call.func, ast.Name):
+                return False
+            try:
+                vals = self.solver.eval(fn_context(self.solver, fn), ("N", call.func.id))
+            except RecursionError:
+                return False
+            targets = [self.solver.fns.get(v.key) for v, _ in vals]
+            if not vals or not all(t is not None and t.ir is not None for t in targets):
+                return False
+            i = call.args.index(u)
+            for t in targets:
+                params = [pn for pn, kind, _ in t.ir.params if kind == "pos"]
+                info = self.judge.index.by_path.get(t.mod.path)
+                fdef = _find_def(info.tree, t.ir) if info is not None and info.tree else None
+                if i >= len(params) or fdef is None or not _shaped_in(fdef, params[i], 3):
+                    return False
+        return True
+
     def _register(self, site, fn, node, src, line, free, want):
         from analyzer.sites.coverage import window_values
 
@@ -550,8 +698,17 @@ class _Enumerator:
             if name in ("None", "True", "False"):
                 continue
             if fn.ir is not None and name in fn.defs and name not in fn.globals:
-                vals, unk = _atoms_to_values(window_values(self.solver, site.fn, ("N", name), None,
-                                                           line=line))
+                atoms = window_values(self.solver, site.fn, ("N", name), None, line=line)
+                vals, unk = _atoms_to_values(atoms)
+                others = [a[3] for a in atoms if len(a) > 3] + \
+                    [a[1] for a in atoms if a[0] == "int" and a[1] < -1]
+                if others:
+                    # it holds something a window side is not (a string, a flag, -2): the
+                    # window domain says nothing about it -- only its exact values can be run
+                    if any(a[0] == "unk" and len(a) == 3 for a in atoms):
+                        return None
+                    local[name] = sorted(set(others) | vals, key=repr)
+                    continue
                 if unk or not vals:
                     pairs, punk = _pair_values(self.solver, site.fn, ("N", name), line=line)
                     if pairs and not punk and all(isinstance(p, tuple) for p in pairs):
@@ -568,10 +725,18 @@ class _Enumerator:
                     local[name] = "window"
                 elif subscripted or iterated:
                     local[name] = "window"
-                else:
-                    # a bound or a pair: the code's own failures tell (a TypeError is a loud
-                    # crash, never a silent band)
+                elif _window_shaped(node, name):
+                    # compared with ints or None only: a bound (the code's own failures tell;
+                    # a TypeError is a loud crash, never a silent band)
+                    local[name] = "bound"
+                elif self._helper_takes_window(fn, node, name):
+                    # handed to an in-tree helper that only uses it as a window or a bound
                     local[name] = "any" if want == "pair" or _passed_on(node, name) else "bound"
+                else:
+                    # handed to a helper, or read in a way that does not show it is a window
+                    # (a string, a flag, a config object...): the window domain proves
+                    # nothing about what the helper does with other values
+                    return None
             else:
                 try:
                     gv = self.solver.eval(fn_context(self.solver, fn), ("N", name))
@@ -848,6 +1013,13 @@ def decide(calls, solver, text, judge: Judge) -> None:
                 else:
                     plan[where] |= flow_values
                 continue
+            if (r is None or not r.ok) and where == "window_size":
+                # what the flow itself reads off the expression (every return of a helper,
+                # both branches of a condition) when every value it gives is a known pair
+                fp = _flow_pairs(solver, site)
+                if fp:
+                    plan["pairs"] |= fp
+                    continue
             if r is None or not r.ok:
                 why = r.why if r is not None else "its expression cannot be evaluated"
                 detail = "" if why.startswith("with {") else f" ({why})"

@@ -1105,5 +1105,21 @@ case("normaliser_widens/twin", {
     "m.py": _WIDEN.format(test="x >= 0"),
 }, "import m\nm.run(1, 2, 3)\n", "safe", why="(-1, 0) becomes (None, 0)")
 
+# 44. a call-site helper over a value the tree cannot bound that is not a window (a string, a
+# flag): running it over the window domain proves nothing about the values it really gets
+_KIND = (FA + "\n\ndef window_for(kind):\n    if kind == 'causal':\n        return {causal}\n"
+         "    return (None, None)\n\n\ndef run(q, k, v, kind='causal'):\n"
+         "    return flash_attn_func(q, k, v, causal=kind == 'causal', "
+         "window_size=window_for(kind))\n")
+case("helper_over_a_string", {
+    "m.py": _KIND.format(causal="(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\nm.run(1, 2, 3, kind='full')\n", "unsafe",
+    why="window_for('causal') is TE's (-1, 0); ints and None never take that branch, the "
+        "flow reads both returns")
+case("helper_over_a_string/twin", {
+    "m.py": _KIND.format(causal="(None, 0)"),
+}, "import m\nm.run(1, 2, 3)\nm.run(1, 2, 3, kind='full')\n", "safe", exhaustive=False,
+    why="every return of window_for is FA4's spelling (the flow reads both returns)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
