@@ -222,6 +222,16 @@ class _Placeholder:
     def __getattr__(self, name):
         raise Unanalysable(f"an attribute of a tensor argument (.{name})")
 
+    # anything else a real tensor answers (its length, its truth, a comparison, arithmetic,
+    # iteration, its type's name) is not known either: a TypeError here would read as a form
+    # the wrapper does not take and skip the run
+    def _unknown(self, *a, **k):
+        raise Unanalysable("a tensor argument's value (len, bool, comparison, arithmetic)")
+
+    __len__ = __bool__ = __iter__ = __lt__ = __le__ = __gt__ = __ge__ = _unknown
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _unknown
+    __matmul__ = __getitem__ = __contains__ = __index__ = __int__ = __float__ = _unknown
+
 
 def _recorder(entry, params, required, log):
     window_keys = [p for p in params if p.startswith("window_size")]
@@ -253,7 +263,7 @@ def _recorder(entry, params, required, log):
         except TypeError as exc:
             raise Rejected(str(exc)) from None
         if FAIL_FIRST[0] and len(log) == 1:
-            raise InjectedFailure("FA4 failed (injected by the audit)")
+            raise InjectedFailure()
         return out
 
     fa4.__name__ = fa4.__qualname__ = entry
@@ -261,9 +271,15 @@ def _recorder(entry, params, required, log):
     return fa4
 
 
-class InjectedFailure(RuntimeError):
-    """FA4 raising, as a real kernel can (an unsupported shape, out of memory): what a wrapper
-    does next -- retry with the raw window, fall back -- is part of its behaviour."""
+class InjectedFailure(NotImplementedError, TypeError, KeyError, IndexError, ZeroDivisionError,
+                      OverflowError, AssertionError, AttributeError, ValueError):
+    """FA4 raising, as a real kernel can (an unsupported shape, out of memory, a rejected
+    window): what a wrapper does next -- retry with the raw window, fall back -- is part of its
+    behaviour. It is an instance of every common exception type (a handler for any of them
+    catches it) and its message names the window (a handler that reads it sees one)."""
+
+    def __str__(self):
+        return "FA4 failed (injected by the audit): window_size / window_size_left not supported"
 
 
 FAIL_FIRST = [False]

@@ -125,8 +125,44 @@ def int_constants(source: str) -> set[int]:
 
 
 def names_window(source: str) -> bool:
-    """Does this code spell a window parameter anywhere (name, string, keyword)?"""
-    return any(k in source for k in WINDOW_NAMES)
+    """Does this code spell a window parameter anywhere (name, string, keyword)? Code that
+    reads the call's arguments without naming them (``{k: f(v) for k, v in kw.items()}``)
+    counts too (``_reads_arguments``): only code that forwards them may be assumed to."""
+    return any(k in source for k in WINDOW_NAMES) or _reads_arguments(source)
+
+
+def _reads_arguments(source: str) -> bool:
+    """A function in ``source`` that takes ``*args``/``**kwargs`` may hand on other arguments
+    than it got: it rebinds them, stores into or deletes from them, or calls a method on them
+    that changes them (reading them is fine: what it forwards is what it got). Code that does
+    not parse counts."""
+    if "*" not in source:
+        return False
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return True
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        names = {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+        if not names:
+            continue
+        parents = {id(c): p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
+        for n in ast.walk(fn):
+            if not (isinstance(n, ast.Name) and n.id in names):
+                continue
+            if isinstance(n.ctx, (ast.Store, ast.Del)):
+                return True
+            p = parents.get(id(n))
+            if isinstance(p, ast.Subscript) and p.value is n and \
+                    isinstance(p.ctx, (ast.Store, ast.Del)):
+                return True
+            if isinstance(p, ast.Attribute) and p.value is n and p.attr in (
+                    "update", "pop", "popitem", "setdefault", "clear", "__setitem__",
+                    "__delitem__", "append", "extend", "insert", "remove"):
+                return True
+    return False
 
 
 def grid_for(constants: Iterable[int], passed: Iterable[int] = ()) -> list:
@@ -199,17 +235,109 @@ class ExprResult:
     io: tuple = ()                # ((inputs as sorted (name, value) items), value) per run
 
 
+# modules whose state a wrapper may read at call time: time, randomness, the environment, the
+# command line, the stack, threads, warnings filters -- none of which the runs vary
+_OUTSIDE_STATE = frozenset({"time", "random", "os", "sys", "threading", "inspect", "warnings",
+                            "contextvars", "datetime", "uuid", "secrets", "gc", "signal",
+                            "importlib", "builtins", "numpy", "torch"})
+
+
+def _impure(sources: list[str]) -> str:
+    """Why a wrapper's behaviour may differ from call to call, or from what its runs show --
+    "" when none: state kept between calls (``global``/``nonlocal``, an attribute set, an
+    object it does not own changed: a counter, a cache, a flag), state read from outside its
+    arguments (``_OUTSIDE_STATE``), a dispatch on exact types (``type(x)``), or an ``assert``
+    whose test does the work (``python -O`` drops it)."""
+    for src in sources:
+        try:
+            tree = ast.parse(src)
+        except SyntaxError:
+            return "its code does not parse"
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.Import, ast.ImportFrom)):
+                mods = [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""]
+                hit = [m for m in mods if m.split(".")[0] in _OUTSIDE_STATE]
+                if hit:
+                    return f"it reads {hit[0]} (state outside its arguments, not varied by the runs)"
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            a = fn.args
+            params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+            if a.vararg:
+                params.add(a.vararg.arg)
+            kwarg = a.kwarg.arg if a.kwarg else None
+            body = fn.body if isinstance(fn.body, list) else [fn.body]
+            inner = [n for st in body for n in _walk_scope(st)]
+            assigned = {n.id for n in inner
+                        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} | \
+                {n.name for n in inner if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                          ast.ClassDef))}
+            # its own names: locals, and the arguments of this call (a dict or list a caller
+            # hands in is changed for that call; what persists is state kept elsewhere)
+            own = assigned | params | ({kwarg} if kwarg else set())
+            for n in inner:
+                if isinstance(n, (ast.Global, ast.Nonlocal)):
+                    return f"{fn.name if hasattr(fn, 'name') else 'a lambda'} rebinds " \
+                           f"{', '.join(n.names)} ({'global' if isinstance(n, ast.Global) else 'nonlocal'})"
+                if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) \
+                        and not (isinstance(n.value, ast.Name) and n.value.id in assigned) \
+                        and not (getattr(fn, "name", "") in ("__init__", "__new__",
+                                                             "__post_init__")
+                                 and isinstance(n.value, ast.Name)
+                                 and a.args and n.value.id == a.args[0].arg):
+                    # (what it sets up on an object it made, or a constructor on its new
+                    # object, is construction, not a change between calls)
+                    return f"it keeps state on an object ({ast.unparse(n)} = ...)"
+                if isinstance(n, ast.Subscript) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                    base = n.value
+                    if not (isinstance(base, ast.Name) and base.id in own):
+                        return f"it changes an object it does not own ({ast.unparse(n)} = ...)"
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                        isinstance(n.func.value, ast.Name) and n.func.value.id not in own and \
+                        n.func.attr in ("append", "extend", "insert", "update", "setdefault",
+                                        "pop", "popitem", "clear", "remove", "add",
+                                        "discard", "__setitem__", "cache_clear"):
+                    return (f"it changes an object it does not own "
+                            f"({ast.unparse(n.func)}(...))")
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
+                        n.func.id == "type" and len(n.args) == 1:
+                    return "it dispatches on exact types (type(...))"
+                if isinstance(n, ast.Assert) and any(isinstance(x, ast.Call)
+                                                     for x in ast.walk(n.test)):
+                    return "an assert does work (python -O drops it)"
+    return ""
+
+
+def _walk_scope(node):
+    """``ast.walk`` that does not enter nested functions, lambdas or classes (their bodies are
+    their own scopes), though it yields the nested node itself."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        yield node
+        return
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        for c in ast.iter_child_nodes(n):
+            if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                yield c
+                continue
+            todo.append(c)
+
+
 def _function_catches(src: str) -> bool:
-    """A function in ``src`` has a ``try`` (code that does not parse counts as catching)."""
-    if "except" not in src and "finally" not in src:
+    """A function in ``src`` has a ``try`` or a ``with`` (whose ``__exit__`` may swallow an
+    exception); code that does not parse counts as catching."""
+    if "except" not in src and "finally" not in src and "with" not in src:
         return False
     try:
         tree = ast.parse(src)
     except SyntaxError:
         return True
     return any(isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-        isinstance(n, (ast.Try, getattr(ast, "TryStar", ast.Try))) for n in ast.walk(fn))
-        for fn in ast.walk(tree))
+        isinstance(n, (ast.Try, getattr(ast, "TryStar", ast.Try), ast.With, ast.AsyncWith))
+        for n in ast.walk(fn)) for fn in ast.walk(tree))
 
 
 # One child per batch (no state carries from one batch to the next); the next one is started
@@ -347,6 +475,11 @@ class Runner:
             if l.opaque and l.names_window:
                 return ChainResult("unknown", f"{l.label} cannot be run ({l.opaque}) and its "
                                    "code names a window parameter: it may change the window")
+            if l.module and not l.trusted_fa4_patch:
+                why = _impure(self.modules[l.module].sources)
+                if why:
+                    return ChainResult("unknown", f"{l.label}: not a proof: {why}; the runs "
+                                       "show its first calls only")
         return None   # run it (a chain of pass-through layers only hands FA4 the window as is)
 
     def _judge_chain(self, layers, entry, ans, family: str | None = None) -> ChainResult:

@@ -1121,5 +1121,35 @@ case("helper_over_a_string/twin", {
 }, "import m\nm.run(1, 2, 3)\nm.run(1, 2, 3, kind='full')\n", "safe", exhaustive=False,
     why="every return of window_for is FA4's spelling (the flow reads both returns)")
 
+# 45. wrappers whose runs do not show their behaviour: state kept between calls (the first
+# call passes the raw window), a handler for another exception than the audit used to inject
+_STATEFUL = ("_STATE = {{'calls': 0}}\n\n\ndef norm(fn):\n    @functools.wraps(fn)\n"
+             "    def inner(*a, **kw):\n{count}        w = kw.get('window_size')\n"
+             "        if w is not None and {cond}:\n"
+             f"            kw['window_size'] = {_NORM_TUPLE}\n"
+             "        return fn(*a, **kw)\n    return inner\n\n\n"
+             "flash_attn_func = norm(flash_attn_func)\n")
+case("wrapper_keeps_state", {
+    "m.py": FA + "import functools\n\n" + _STATEFUL.format(
+        count="        _STATE['calls'] += 1\n", cond="_STATE['calls'] > 1")
+            + _CALL_RUN.format(callee="flash_attn_func", w="(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown",
+    why="the first call through the wrapper hands FA4 TE's raw (-1, 0)")
+case("wrapper_keeps_state/twin", {
+    "m.py": FA + "import functools\n\n" + _STATEFUL.format(count="", cond="True")
+            + _CALL_RUN.format(callee="flash_attn_func", w="(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="the same on every call")
+case("wrapper_retries_on_typeerror", _wrapper_tree(
+    "        w = kw.get('window_size')\n        try:\n"
+    f"            return fn(*a, **dict(kw, window_size={_NORM_TUPLE} if w else w))\n"
+    "        except TypeError:\n            return fn(*a, **kw)\n"),
+    "import m\nm.run(1, 2, 3)\n", "unsafe", exhaustive=False,
+    why="when FA4 raises a TypeError, the retry hands it TE's raw (-1, 0)")
+case("wrapper_retries_on_typeerror/twin", _wrapper_tree(
+    "        w = kw.get('window_size')\n        try:\n"
+    f"            return fn(*a, **dict(kw, window_size={_NORM_TUPLE} if w else w))\n"
+    "        except TypeError:\n            raise\n"),
+    "import m\nm.run(1, 2, 3)\n", "safe", why="a failure reaches the caller")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
