@@ -28,7 +28,16 @@ class StoreIndex:
 
     def foreign(self, cls_name: str, attr: str) -> str:
         """"" when only ``cls_name``'s own methods (through their first parameter) set
-        ``attr`` on its instances; else the first other place (``path:line``)."""
+        ``attr`` on its instances; else the first other place (``path:line``). A class of the
+        family (the class, an in-tree base or subclass) that binds ``attr`` in its body (a
+        property, a descriptor, a class attribute the read may fall back to) or defines
+        ``__setattr__``/``__getattribute__``/``__getattr__`` decides what ``self.attr`` reads,
+        so it counts as another place. Bases outside the tree are taken to store and read
+        attributes plainly (``torch.nn.Module`` does, for values that are not modules,
+        parameters or buffers)."""
+        hazard = self._class_hazard(cls_name, attr)
+        if hazard:
+            return hazard
         for path, line, owner in self._stores_of(attr):
             if owner is None:
                 return f"{path}:{line}"
@@ -46,7 +55,7 @@ class StoreIndex:
             return hit
         needle = attr.encode()
         text_pat = re.compile(rb"\.\s*" + re.escape(needle) + rb"\s*(?:[-+*/|&^%@]|//|<<|>>|"
-                              rb"\*\*)?=(?!=)|setattr\s*\(|__dict__|\bvars\s*\(")
+                              rb"\*\*)?=(?!=)|setattr\s*\(|__setattr__|__delattr__|__dict__|\bvars\s*\(")
         out = []
         for rel in sorted(self.data):
             raw = self.data[rel]
@@ -60,6 +69,30 @@ class StoreIndex:
             out.extend((rel, line, owner) for line, owner in _stores_in(tree, attr))
         self._stores[attr] = out
         return out
+
+    # -- class bodies ------------------------------------------------------------------
+    def _class_hazard(self, cls_name: str, attr: str) -> str:
+        """The first class of ``cls_name``'s family whose body binds ``attr`` or a hook that
+        intercepts attribute access (``path:line (what)``), else ""."""
+        needles = [attr.encode(), *_HOOKS]
+        for rel in sorted(self.data):
+            raw = self.data[rel]
+            if b"class" not in raw or not any(n in raw for n in needles):
+                continue
+            info = self.index.by_path.get(rel)
+            tree = info.tree if info is not None else None
+            if tree is None:
+                return f"{rel}:1 (cannot be read)"
+            for k in ast.walk(tree):
+                if not isinstance(k, ast.ClassDef):
+                    continue
+                what = _binds(k, attr)
+                if not what:
+                    continue
+                if k.name == cls_name or self._derives(cls_name, k.name) or \
+                        self._derives(k.name, cls_name):
+                    return f"{rel}:{k.lineno} ({k.name} {what})"
+        return ""
 
     # -- classes -----------------------------------------------------------------------
     def _derives(self, name: str, ancestor: str) -> bool:
@@ -86,9 +119,11 @@ class StoreIndex:
         if name in self._names_scanned:
             return self._bases.get(name, set())
         self._names_scanned.add(name)
-        needle = f"class {name}".encode()
+        # the class statement, or a module-level alias (``_Base = Attn``) used as a base
+        needle = re.compile(rb"class\s+" + re.escape(name.encode()) + rb"\b|\b"
+                            + re.escape(name.encode()) + rb"\s*=")
         for rel in sorted(self.data):
-            if rel in self._files_read or needle not in self.data[rel]:
+            if rel in self._files_read or not needle.search(self.data[rel]):
                 continue
             self._files_read.add(rel)
             info = self.index.by_path.get(rel)
@@ -97,6 +132,15 @@ class StoreIndex:
                 continue
             from analyzer.sites.astutil import walk
 
+            for n in tree.body:            # aliases: the alias derives from what it names
+                if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
+                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                    v = n.value
+                    base = v.id if isinstance(v, ast.Name) else \
+                        v.attr if isinstance(v, ast.Attribute) else _COMPUTED
+                    for t in targets:
+                        if isinstance(t, ast.Name):
+                            self._bases.setdefault(t.id, set()).add(base)
             for n in walk(tree):           # every class of the file, read once
                 if isinstance(n, ast.ClassDef):
                     got = self._bases.setdefault(n.name, set())
@@ -111,6 +155,37 @@ class StoreIndex:
 
 
 _COMPUTED = "<a base computed at run time>"
+_HOOK_NAMES = ("__setattr__", "__getattribute__", "__getattr__", "__delattr__")
+_HOOKS = tuple(h.encode() for h in _HOOK_NAMES)
+
+
+def _binds(cls: ast.ClassDef, attr: str) -> str:
+    """What ``cls``'s own body binds that decides ``instance.attr``: ``attr`` itself (a
+    property, a descriptor, a class attribute) or an attribute hook; "" when none."""
+    for st in cls.body:
+        names = []
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [st.name]
+        elif isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+            if isinstance(st, ast.AnnAssign) and st.value is None:
+                continue                      # a bare annotation binds nothing
+            for t in targets:
+                names += [n.id for n in ast.walk(t) if isinstance(n, ast.Name)]
+        elif isinstance(st, (ast.Import, ast.ImportFrom)):
+            names = [(a.asname or a.name).split(".")[0] for a in st.names]
+        else:
+            # a binding under if/try/with/for in the class body
+            names = [n.id for n in ast.walk(st) if isinstance(n, ast.Name)
+                     and isinstance(n.ctx, ast.Store)] + \
+                [n.name for n in ast.walk(st)
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if attr in names:
+            return f"binds {attr} in its body (a property, descriptor or class attribute)"
+        hook = next((h for h in _HOOK_NAMES if h in names), None)
+        if hook:
+            return f"defines {hook}"
+    return ""
 
 
 def _stores_in(tree: ast.Module, attr: str):
@@ -130,7 +205,9 @@ def _stores_in(tree: ast.Module, attr: str):
                 yield n.lineno, _owner_of(n.value)
             elif n.attr == "__dict__":
                 p = parent(n)
-                if isinstance(p, ast.Subscript) and isinstance(p.ctx, (ast.Store, ast.Del)):
+                if isinstance(n.ctx, (ast.Store, ast.Del)):
+                    yield n.lineno, _owner_of(n.value)        # o.__dict__ = / |= ...
+                elif isinstance(p, ast.Subscript) and isinstance(p.ctx, (ast.Store, ast.Del)):
                     yield n.lineno, _owner_of(n.value)        # o.__dict__[k] = ...
                 elif isinstance(p, ast.Attribute) and p.attr in ("update", "setdefault"):
                     yield n.lineno, _owner_of(n.value)        # o.__dict__.update(...)
@@ -139,6 +216,16 @@ def _stores_in(tree: ast.Module, attr: str):
             name = n.args[1] if len(n.args) > 1 else None
             if not (isinstance(name, ast.Constant) and name.value != attr):
                 yield n.lineno, _owner_of(n.args[0])
+        elif t is ast.Call and isinstance(n.func, ast.Attribute) and \
+                n.func.attr in ("__setattr__", "__delattr__"):
+            # object.__setattr__(o, "w", v) / type(o).__setattr__(o, ...) / o.__setattr__("w", v)
+            on_type = isinstance(n.func.value, ast.Name) and n.func.value.id == "object" or \
+                isinstance(n.func.value, ast.Call) or len(n.args) >= 3
+            target = n.args[0] if on_type and n.args else n.func.value
+            rest = n.args[1:] if on_type else n.args
+            name = rest[0] if rest else None
+            if not (isinstance(name, ast.Constant) and name.value != attr):
+                yield n.lineno, _owner_of(target)
         elif t is ast.Call and isinstance(n.func, ast.Name) and n.func.id == "vars" \
                 and n.args:
             # vars(o) is o.__dict__: vars(o)[k] = ..., vars(o).update(...), or handed on

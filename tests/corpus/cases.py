@@ -1151,5 +1151,80 @@ case("wrapper_retries_on_typeerror/twin", _wrapper_tree(
     "        except TypeError:\n            raise\n"),
     "import m\nm.run(1, 2, 3)\n", "safe", why="a failure reaches the caller")
 
+
+# 46. what decides ``self.w`` besides the stores the flow reads: a property or descriptor of
+# that name, an attribute hook (``__setattr__``/``__getattribute__``), a subclass named through
+# a module-level alias, ``o.__dict__ |= ...``, ``object.__setattr__(o, "w", ...)``
+_PLAIN = ("\n\nclass Attn:\n    def __init__(self):\n        self.w = (None, 0)\n\n"
+          "{extra}"
+          "    def forward(self, q, k, v):\n"
+          "        return flash_attn_func(q, k, v, causal=True, window_size=self.w)\n")
+_TO_TE = "tuple(-1 if x is None else x for x in v)"
+case("property_setter_window", {
+    "m.py": FA + _PLAIN.format(extra=(
+        "    @property\n    def w(self):\n        return self._w\n\n"
+        f"    @w.setter\n    def w(self, v):\n        self._w = {_TO_TE}\n\n")),
+}, "import m\nm.Attn().forward(1, 2, 3)\n", "unknown",
+    why="the setter turns FA4's None back into TE's -1")
+case("property_setter_window/twin", {
+    "m.py": FA + _PLAIN.format(extra=(
+        "    @property\n    def size(self):\n        return len(self.w)\n\n")),
+}, "import m\nm.Attn().forward(1, 2, 3)\n", "safe", why="the property is another attribute")
+case("setattr_hook_window", {
+    "m.py": FA + _PLAIN.format(extra=(
+        "    def __setattr__(self, name, v):\n"
+        f"        object.__setattr__(self, name, {_TO_TE} if name == 'w' else v)\n\n")),
+}, "import m\nm.Attn().forward(1, 2, 3)\n", "unknown",
+    why="__setattr__ stores TE's -1 for the None __init__ sets")
+case("setattr_hook_window/twin", {
+    "m.py": FA + _PLAIN.format(extra=""),
+    "other.py": "class Cfg:\n    def __setattr__(self, name, v):\n"
+                "        object.__setattr__(self, name, -1)\n",
+}, "import m\nm.Attn().forward(1, 2, 3)\n", "safe", why="the hook is on an unrelated class")
+case("getattribute_hook_window", {
+    "m.py": FA + _PLAIN.format(extra=(
+        "    def __getattribute__(self, name):\n"
+        "        v = object.__getattribute__(self, name)\n"
+        "        return (-1, 0) if name == 'w' else v\n\n")),
+}, "import m\nm.Attn().forward(1, 2, 3)\n", "unknown",
+    why="every read of w gives TE's (-1, 0)")
+case("getattribute_hook_window/twin", {
+    "m.py": FA + _PLAIN.format(extra=(
+        "    def describe(self):\n        return object.__getattribute__(self, 'w')\n\n")),
+}, "import m\nm.Attn().forward(1, 2, 3)\n", "safe", why="an ordinary read")
+case("subclass_via_alias", {
+    "m.py": FA + _PLAIN.format(extra=""),
+    "sub.py": "import m\n\n_Base = m.Attn\n\n\nclass Sliding(_Base):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.w = (-1, 0)\n",
+}, "import sub\nsub.Sliding().forward(1, 2, 3)\n", "unknown",
+    why="Sliding derives from Attn through the alias _Base and sets TE's (-1, 0)")
+case("subclass_via_alias/twin", {
+    "m.py": FA + _PLAIN.format(extra=""),
+    "sub.py": "import m\n\n_Base = m.Attn\n\n\nclass Sliding(_Base):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.scale = 2\n",
+}, "import sub\nsub.Sliding().forward(1, 2, 3)\n", "safe", why="the subclass sets another attribute")
+case("dict_ior_instance", {
+    "m.py": FA + _PLAIN.format(extra=""),
+    "build.py": "from m import Attn\n\n\ndef make():\n    a = Attn()\n"
+                "    a.__dict__ |= {'w': (-1, 0)}\n    return a\n",
+}, "import build\nbuild.make().forward(1, 2, 3)\n", "unknown",
+    why="|= on the instance's __dict__ sets TE's (-1, 0)")
+case("dict_ior_instance/twin", {
+    "m.py": FA + _PLAIN.format(extra=""),
+    "build.py": "from m import Attn\n\n\ndef make():\n    a = Attn()\n"
+                "    print(a.__dict__ | {})\n    return a\n",
+}, "import build\nbuild.make().forward(1, 2, 3)\n", "safe", why="the __dict__ is only read")
+case("object_setattr_instance", {
+    "m.py": FA + _PLAIN.format(extra=""),
+    "build.py": "from m import Attn\n\n\ndef make():\n    a = Attn()\n"
+                "    object.__setattr__(a, 'w', (-1, 0))\n    return a\n",
+}, "import build\nbuild.make().forward(1, 2, 3)\n", "unknown",
+    why="object.__setattr__ sets TE's (-1, 0) on the instance")
+case("object_setattr_instance/twin", {
+    "m.py": FA + _PLAIN.format(extra=""),
+    "build.py": "from m import Attn\n\n\ndef make():\n    a = Attn()\n"
+                "    object.__setattr__(a, 'scale', 2)\n    return a\n",
+}, "import build\nbuild.make().forward(1, 2, 3)\n", "safe", why="another attribute")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
