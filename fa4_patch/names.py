@@ -33,6 +33,17 @@ WINDOW_POSITIONS: dict[str, dict[str, tuple[int, ...]]] = {
     "get_scheduler_metadata": {"window_size_left": (9,), "window_size_right": (10,)},
 }
 
+#: positional index of ``causal``, every value seen across releases (b3-b36, read from each
+#: release's interface.py); a call that passes it by position means a different argument on
+#: the releases where it moved
+CAUSAL_POSITIONS: dict[str, tuple[int, ...]] = {
+    "flash_attn_func": (4, 6),
+    "flash_attn_varlen_func": (11, 14),
+    "_flash_attn_fwd": (11, 13),
+    "_flash_attn_bwd": (7,),
+    "get_scheduler_metadata": (8,),
+}
+
 #: positional parameter names of 4.0.0b36 (all keyword-capable; no *args / **kwargs)
 PARAMS_B36: dict[str, tuple[str, ...]] = {
     "flash_attn_func": (

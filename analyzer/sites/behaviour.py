@@ -526,13 +526,16 @@ class Runner:
             else:
                 per.append((res.label, "proved", "every form and bound gives the intended band"))
         n = len([r for r in results if "got" in r or "error" in r])
-        if family is None and not any("got" in r for r in results):
+        if not any("got" in r for r in results):
             # every call was refused before FA4 (or none was made): nothing was checked, and
             # a proof over no call is no proof (a decorated function whose window parameter
-            # has its own name takes none of FA4's forms). A family (keyword / positional)
-            # with no call is judged by the calls of the tree that use it, if any
-            return ChainResult("unknown", f"{labels}: not a proof: no checked call reached "
-                               "FA4 through it (its parameters take none of FA4's window forms)",
+            # has its own name takes none of FA4's forms). The same holds for one family
+            # (keyword / positional): a call of the tree that uses only that family is judged
+            # by its runs, and none is no proof
+            which = f"{family} " if family else ""
+            return ChainResult("unknown", f"{labels}: not a proof: no checked call of its "
+                               f"{which}forms reached FA4 through it (its parameters take none "
+                               "of FA4's window forms)",
                                "", tuple((res.label, "unknown", "no call reached FA4")
                                          for res in self.resolvers), {}, alters=False)
         table: dict = {}

@@ -21,6 +21,7 @@ from analyzer.sites import pairs as P
 from analyzer.sites.astutil import (index as astutil_index, indexed, parent as parent_of,
                                     walk)
 from analyzer.sites.coverage import site_line
+from analyzer.sites.flow_base import expr_label
 from analyzer.sites.flow import FuncRef, container_escapes, fn_context, reaching_defs
 from analyzer.sites.model import CallVerdict
 from fa4_patch import names as N
@@ -53,6 +54,12 @@ class WindowValues:
     # (pair in, pair out, open) of a call-site expression that only turns sides of one
     # window into None (``(norm(w[0]), norm(w[1]))``): judged against what the input meant
     mapped: frozenset = frozenset()
+    # keyword arguments the call passes besides the window and causal (their names): a
+    # wrapper that reads one of them may do what its runs (which do not pass them) never did
+    extra_keywords: frozenset = frozenset()
+    # what a proved wrapper's runs do not cover at this call (positional arguments the
+    # wrapper's own signature may bind to the window)
+    chain_gaps: tuple = ()
 
 
 class Judge:
@@ -63,6 +70,7 @@ class Judge:
         self.params = params or {}          # entry -> (param names, required count)
         self._layers: dict = {}
         self._chain: dict = {}
+        self._reads: dict = {}
         self._ext_n = 0
         self._ext_keys: dict = {}
         self.forms_used: dict = {}      # (chain, entry) -> call forms the tree's calls use
@@ -103,6 +111,34 @@ class Judge:
         best = next((n for (ln, _), n in sorted(calls.items(), key=lambda x: x[0])
                      if ln == line and n.args and not isinstance(n.args[0], ast.Starred)), None)
         return best, info.name
+
+    def chain_reads(self, v) -> set:
+        """The names a chain's code may read an argument by: its functions' parameter names
+        and its string constants (``kw.get("te_mode")``); every name when its code does not
+        parse. An opaque layer is judged as passing everything through (the chain's note). fa4_patch's own wrapper reads only the window."""
+        key = v.chain
+        if key in self._reads:
+            return self._reads[key]
+        out: set = set()
+        for w in v.chain:
+            lay = self.layer(w)
+            if lay.trusted_fa4_patch:
+                continue
+            if lay.opaque or not lay.module:
+                continue        # judged as passing everything through (see the chain's note)
+            for src in self.runner.modules[lay.module].sources:
+                try:
+                    tree = ast.parse(src)
+                except SyntaxError:
+                    out.add(_ANY_NAME)
+                    continue
+                for n in ast.walk(tree):
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str):
+                        out.add(n.value)
+                    elif isinstance(n, ast.arg):
+                        out.add(n.arg)
+        self._reads[key] = out
+        return out
 
     def layer(self, w) -> BH.Layer:
         if w in self._layers:
@@ -241,6 +277,22 @@ class Judge:
                                      f"outside what {ch.witness.split(' checked on')[0]} was "
                                      "proved on (None and integers)")
                     continue
+                read = set()
+                if v.chain and st == "proved" and wv.extra_keywords:
+                    reads = self.chain_reads(v)
+                    read = set(wv.extra_keywords) if _ANY_NAME in reads else \
+                        reads & wv.extra_keywords
+                if v.chain and st == "proved" and wv.chain_gaps:
+                    statuses.append("unknown")
+                    witnesses.append(f"{v.entry.name}: not proved by {ch.witness.split(' checked on')[0]}"
+                                     f" for this call: {wv.chain_gaps[0]}")
+                    continue
+                if read:
+                    statuses.append("unknown")
+                    witnesses.append(f"{v.entry.name}: the call passes {', '.join(sorted(read))}, "
+                                     f"which {ch.witness.split(' checked on')[0]} reads, and its "
+                                     "runs did not pass it (not a proof for this call)")
+                    continue
                 if v.chain and st == "proved":
                     statuses.append("proved")
                     witnesses.append(f"{v.entry.name} through {ch.witness}")
@@ -308,9 +360,12 @@ class Judge:
                     maybe.append(f"causal={c} {P.fmt_pair(L, R)}: the wrapper could not be run "
                                  f"on it ({ch.witness})")
                     continue
-                for form, got, err in rows:
-                    if not _form_matches(form, wv.forms):
-                        continue
+                matched = [r for r in rows if _form_matches(r[0], wv.forms)]
+                if not matched:
+                    maybe.append(f"causal={c} {P.fmt_pair(L, R)}: the wrapper was not run in "
+                                 f"the form the call uses ({', '.join(sorted(wv.forms))})")
+                    continue
+                for form, got, err in matched:
                     if got is None:
                         (maybe if err.startswith("unknown") else broken).append(
                             f"causal={c} {form} with {P.fmt_pair(L, R)}: {err}")
@@ -769,6 +824,35 @@ class _Enumerator:
 _DICT_METHODS_FOLLOWED = {"get", "items", "keys", "values", "copy", "update", "setdefault", "pop"}
 
 
+def _wrapper_positionals(judge, solver, c) -> list[str]:
+    """A call through a wrapper binds its positional arguments by the wrapper's signature,
+    not FA4's: one past FA4's required arguments, at none of FA4's window positions, may be
+    the window the wrapper hands on. Unknown unless it is a constant no window can be
+    (a bool, a float, a string); ``*args`` likewise."""
+    chained = [v for v, _ in c.get("fa4", ()) if v.chain]
+    if not chained:
+        return []
+    out = []
+    for v in chained:
+        _params, req = judge.signature(v.entry.name)
+        windows = {i for ps in N.WINDOW_POSITIONS.get(v.entry.name, {}).values() for i in ps}
+        pos = 0
+        for kind, _kw, e, _ in c["call"][2]:
+            if kind == "*":
+                out.append(f"*{expr_label(e)}: positional arguments handed to "
+                           f"{v.chain[-1].label} may hold the window (its signature decides)")
+                break
+            if kind != "p":
+                continue
+            if pos >= req and pos not in windows:
+                vals = [getattr(x, "value", _MISSING) for x, _f in solver.eval(c["ctx"], e)]
+                if not vals or not all(isinstance(x, (bool, float, str)) for x in vals):
+                    out.append(f"positional argument {pos + 1} ({expr_label(e)}) is handed to "
+                               f"{v.chain[-1].label}, whose signature may take it as the window")
+            pos += 1
+    return sorted(set(out))
+
+
 def _splat_gaps(judge, solver, c) -> list[str]:
     """``**kw`` at an FA4 call: a dict the flow layer sees only partly. Reported: a dict held in
     an attribute or container (other code may add keys), and a local dict handed to a callee
@@ -883,49 +967,68 @@ def _splat_helpers_proved(judge, solver, c, text) -> dict:
     return out
 
 
+def _extra_keywords(call) -> frozenset:
+    """The keywords a call spells besides the window and ``causal``."""
+    skip = set(N.WINDOW_KEYS) | {"causal"}
+    return frozenset(kw for kind, kw, _e, _ in call[2] if kind == "k" and kw not in skip)
+
+
 def _causal_values(solver, c, judge=None):
-    """What ``causal`` can be at this call: (values, known). By keyword, or by position at the
-    index the audited release's signature gives ``causal`` in every entry the call reaches."""
+    """What ``causal`` can be at this call: (values, known). By keyword, or by position at
+    every index ``causal`` has had in the entries the call reaches (the audited release's
+    signature, and ``CAUSAL_POSITIONS``: the index moved between releases, so a positional
+    ``causal`` of one release is another argument of the next)."""
     call, ctx = c["call"], c["ctx"]
 
     def consts(e):
         out = set()
         for v, _f in solver.eval(ctx, e):
             val = getattr(v, "value", _MISSING)
+            if val is None:
+                val = False                   # FA4 tests ``if causal``: None reads as False
             if not isinstance(val, bool):
                 return None
             out.add(val)
         return out or None
 
-    index = None
+    indexes: set = set()
     if judge is not None:
-        idx = set()
         for v, _ in c.get("fa4", ()):
             params, _req = judge.signature(v.entry.name)
-            idx.add(params.index("causal") if "causal" in params else None)
-        index = idx.pop() if len(idx) == 1 else None
-    splat = False
-    pos_i = 0
-    exact = True
+            if "causal" in params:
+                indexes.add(params.index("causal"))
+            indexes.update(N.CAUSAL_POSITIONS.get(v.entry.name, ()))
+    positional = []
+    exact = True                  # every positional argument is at a known index
     for kind, kw, e, _ in call[2]:
         if kind == "k" and kw == "causal":
             out = consts(e)
             return ((tuple(sorted(out, reverse=True)), True) if out else ((True, False), False))
-        if kind in ("**", "*"):
-            splat = True
-            if kind == "*":
-                exact = False
-        if kind == "p":
-            if exact and index is not None and pos_i == index:
-                out = consts(e)
-                return ((tuple(sorted(out, reverse=True)), True) if out else ((True, False), False))
-            pos_i += 1
-    if splat or index is None or pos_i > index:
+        if kind == "*":
+            exact = False
+        if kind == "p" and exact:
+            positional.append(e)
+    if not indexes:
         return (True, False), False
-    return (False,), True
+    seen: set = set()
+    for i in sorted(indexes):
+        if i < len(positional):
+            out = consts(positional[i])
+            if out is None:
+                return (True, False), False
+            seen |= out
+        elif not exact or any(kind == "**" for kind, *_ in call[2]):
+            return (True, False), False       # a splat may carry it
+        else:
+            seen.add(False)                   # not passed: FA4's default
+    # a positional argument at an index where causal sits on some releases only: which
+    # value FA4 takes as causal depends on the release, so the values are not exact
+    moved = len(indexes) > 1 and len(positional) > min(indexes)
+    return tuple(sorted(seen, reverse=True)), not moved
 
 
 _MISSING = object()
+_ANY_NAME = "<any name: code that cannot be read>"
 
 
 def decide(calls, solver, text, judge: Judge) -> None:
@@ -1073,7 +1176,9 @@ def decide(calls, solver, text, judge: Judge) -> None:
                           forms=frozenset(plan["forms"]), open_pairs=opairs,
                           outside=tuple(sorted({P.fmt_pair(*p) for p in bad}
                                                | plan["outside"])),
-                          mapped=frozenset(plan["mapped"]))
+                          mapped=frozenset(plan["mapped"]),
+                          extra_keywords=_extra_keywords(c["call"]),
+                          chain_gaps=tuple(_wrapper_positionals(judge, solver, c)))
         values = sorted({v for v, _ in c["fa4"]}, key=lambda v: (v.entry.qual, str(v.chain)))
         status, verdicts = judge.call_verdicts(values, wv)
         if status == "unknown":

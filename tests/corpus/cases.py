@@ -1226,5 +1226,35 @@ case("object_setattr_instance/twin", {
                 "    object.__setattr__(a, 'scale', 2)\n    return a\n",
 }, "import build\nbuild.make().forward(1, 2, 3)\n", "safe", why="another attribute")
 
+
+# 47. what a wrapper's runs did not exercise: an argument the call passes that the wrapper
+# reads (``te_mode=True`` turns TE's window back on), and a call form (positional) the runs
+# never reached the wrapper in -- "checked on 0 calls" of that form is no proof
+_MODE = ("        w = kw.get('window_size')\n"
+         f"        kw['window_size'] = {_NORM_TUPLE} if w else w\n"
+         "        if kw.pop('te_mode', False):\n            kw['window_size'] = (-1, 0)\n"
+         "        return fn(*a, **kw)\n")
+case("wrapper_reads_extra_keyword", {
+    "m.py": _wrapper_tree(_MODE)["m.py"].replace("window_size=(-1, 0))",
+                                                  "window_size=(-1, 0), te_mode=True)"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown",
+    why="te_mode=True makes the wrapper hand FA4 TE's raw (-1, 0); its runs never passed it")
+case("wrapper_reads_extra_keyword/twin", _wrapper_tree(_MODE),
+     "import m\nm.run(1, 2, 3)\n", "safe", why="the call does not pass te_mode")
+_POSWRAP = (FA + "import functools\n\n\ndef norm(fn):\n    @functools.wraps(fn)\n"
+            "    def inner(q, k, v, causal=False, window_size=(None, None)):\n"
+            f"        w = window_size\n        window_size = {_NORM_TUPLE}\n"
+            "        return fn(q, k, v, causal=causal, window_size=window_size)\n"
+            "    return inner\n\n\nfa = norm(flash_attn_func)\n\n\n"
+            "def run(q, k, v):\n    return fa({args})\n")
+case("wrapper_positional_form", {
+    "m.py": _POSWRAP.format(args="q, k, v, True, (-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+    why="the window goes to the wrapper by position, a form its runs (FA4's positions) never "
+        "reached it in: nothing proves that call (it happens to be right)")
+case("wrapper_positional_form/twin", {
+    "m.py": _POSWRAP.format(args="q, k, v, causal=True, window_size=(-1, 0)"),
+}, "import m\nm.run(1, 2, 3)\n", "safe", why="by keyword: the runs cover it")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
