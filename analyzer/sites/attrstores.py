@@ -25,6 +25,7 @@ class StoreIndex:
         self._bases: dict[str, set] = {}       # class name -> base names, files read so far
         self._files_read: set[str] = set()
         self._names_scanned: set[str] = set()
+        self._classes: dict[str, list] = {}
 
     def foreign(self, cls_name: str, attr: str) -> str:
         """"" when only ``cls_name``'s own methods (through their first parameter) set
@@ -74,17 +75,17 @@ class StoreIndex:
     def _class_hazard(self, cls_name: str, attr: str) -> str:
         """The first class of ``cls_name``'s family whose body binds ``attr`` or a hook that
         intercepts attribute access (``path:line (what)``), else ""."""
-        needles = [attr.encode(), *_HOOKS]
+        name = attr.encode()
         for rel in sorted(self.data):
             raw = self.data[rel]
-            if b"class" not in raw or not any(n in raw for n in needles):
+            if b"class" not in raw or not (_may_bind(raw, name) or _defines_hook(raw)):
                 continue
             info = self.index.by_path.get(rel)
             tree = info.tree if info is not None else None
             if tree is None:
                 return f"{rel}:1 (cannot be read)"
-            for k in ast.walk(tree):
-                if not isinstance(k, ast.ClassDef):
+            for k, bound in self._classes_of(rel, tree):
+                if attr not in bound and not any(h in bound for h in _HOOK_NAMES):
                     continue
                 what = _binds(k, attr)
                 if not what:
@@ -93,6 +94,15 @@ class StoreIndex:
                         self._derives(k.name, cls_name):
                     return f"{rel}:{k.lineno} ({k.name} {what})"
         return ""
+
+    def _classes_of(self, rel: str, tree) -> list:
+        got = self._classes.get(rel)
+        if got is None:
+            from analyzer.sites.astutil import walk
+
+            got = self._classes[rel] = [(k, _bound_names(k)) for k in walk(tree)
+                                        if type(k) is ast.ClassDef]
+        return got
 
     # -- classes -----------------------------------------------------------------------
     def _derives(self, name: str, ancestor: str) -> bool:
@@ -120,10 +130,25 @@ class StoreIndex:
             return self._bases.get(name, set())
         self._names_scanned.add(name)
         # the class statement, or a module-level alias (``_Base = Attn``) used as a base
-        needle = re.compile(rb"class\s+" + re.escape(name.encode()) + rb"\b|\b"
-                            + re.escape(name.encode()) + rb"\s*=")
+        raw_name = name.encode()
+        cls_rx = re.compile(rb"class\s+" + re.escape(raw_name) + rb"\b")
+        alias_rx = re.compile(re.escape(raw_name) + rb"\s*[:=]")
+
+        def mentions(raw: bytes) -> bool:
+            if raw_name not in raw:
+                return False
+            if cls_rx.search(raw):
+                return True
+            # a module-level alias: the name at the start of a line, then = or :
+            i = raw.find(raw_name)
+            while i >= 0:
+                if (i == 0 or raw[i - 1:i] == b"\n") and alias_rx.match(raw, i):
+                    return True
+                i = raw.find(raw_name, i + 1)
+            return False
+
         for rel in sorted(self.data):
-            if rel in self._files_read or not needle.search(self.data[rel]):
+            if rel in self._files_read or not mentions(self.data[rel]):
                 continue
             self._files_read.add(rel)
             info = self.index.by_path.get(rel)
@@ -156,7 +181,50 @@ class StoreIndex:
 
 _COMPUTED = "<a base computed at run time>"
 _HOOK_NAMES = ("__setattr__", "__getattribute__", "__getattr__", "__delattr__")
-_HOOKS = tuple(h.encode() for h in _HOOK_NAMES)
+def _defines_hook(raw: bytes) -> bool:
+    """Does the text define an attribute hook (``def __setattr__``, ``__getattr__ = f``)?"""
+    return any(h in raw for h in _HOOK_BYTES) and _HOOK_DEF.search(raw) is not None
+
+
+_HOOK_BYTES = (b"__setattr__", b"__getattribute__", b"__getattr__", b"__delattr__")
+_HOOK_DEF = re.compile(rb"def[ \t]+__(?:setattr|getattribute|getattr|delattr)__\b|"
+                       rb"__(?:setattr|getattribute|getattr|delattr)__[ \t]*=")
+
+
+_PREFIX = re.compile(rb"[ \t]+[\w., \t()*\[\]]*")
+
+
+def _may_bind(raw: bytes, name: bytes) -> bool:
+    """Can a line of ``raw`` bind ``name`` inside a class body? An over-approximation by text
+    (so that only such files are parsed): an occurrence on an indented line whose text
+    before it holds only names, dots, commas, brackets and ``*`` (``name =``, ``a, name =``,
+    ``def name``, ``from m import name``, ``for name in``, ``with f() as name``)."""
+    i = raw.find(name)
+    n = len(name)
+    while i >= 0:
+        before_ok = i == 0 or not (raw[i - 1:i].isalnum() or raw[i - 1:i] == b"_")
+        after = raw[i + n:i + n + 1]
+        if before_ok and not (after.isalnum() or after == b"_"):
+            start = raw.rfind(b"\n", 0, i) + 1
+            if _PREFIX.fullmatch(raw, start, i):
+                return True
+        i = raw.find(name, i + n)
+    return False
+
+
+def _bound_names(cls: ast.ClassDef) -> set:
+    """Every name ``cls``'s own body binds (see ``_binds``), for a cheap first test."""
+    out = set()
+    for st in cls.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(st.name)
+        elif isinstance(st, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in st.names)
+        else:
+            out.update(n.id for n in ast.walk(st) if isinstance(n, ast.Name))
+            out.update(n.name for n in ast.walk(st)
+                       if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return out
 
 
 def _binds(cls: ast.ClassDef, attr: str) -> str:

@@ -702,7 +702,27 @@ def _mentions_loader(source: str) -> bool:
     if not any(w in source for w in ("runpy", "importlib", "imp", "zipimport", "builtins",
                                       "exec", "eval", "__import__")):
         return False
-    return _LOADER_WORDS.search(source) is not None
+    # the same matches as _LOADER_WORDS, searched word by word from a literal (a pattern
+    # that starts with a literal is searched fast; one that starts with \b or a lookbehind is
+    # tried at every position)
+    for word, rx, dotted in _LOADER_PARTS:
+        if word not in source:
+            continue
+        for m in _word_start(rx, source):
+            start = m.start()
+            if dotted and start and source[start - 1] == ".":
+                continue
+            return True
+    return False
+
+
+_LOADER_PARTS = tuple(
+    [(w, re.compile(re.escape(w) + r"\b"), False)
+     for w in ("runpy", "imp", "zipimport", "builtins", "__builtins__")]
+    + [("importlib", re.compile(r"importlib\b(?!\s*\.\s*(?:metadata|resources|import_module)"
+                                r"\b)"), False)]
+    + [(w, re.compile(re.escape(w) + r"(?!\s*\(|\w)"), True)
+       for w in ("exec", "eval", "__import__")])
 
 
 _LAZY_RE = re.compile(r"^(?:async[ \t]+)?def[ \t]+__getattr__[ \t]*\(", re.M)
