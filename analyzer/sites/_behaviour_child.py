@@ -65,7 +65,7 @@ def _cmp(op):
 
     def f(self, other):
         _note(other)
-        return base(int(self), int(other) if isinstance(other, Bound) else other)
+        return base(_raw(self), _raw(other) if isinstance(other, Bound) else other)
     return f
 
 
@@ -74,7 +74,7 @@ def _arith(op):
 
     def f(self, *other):
         FLAGS.add(f"does arithmetic on a bound ({op.strip('_')})")
-        return base(int(self), *[int(o) if isinstance(o, Bound) else o for o in other])
+        return base(_raw(self), *[_raw(o) if isinstance(o, Bound) else o for o in other])
     return f
 
 
@@ -91,10 +91,10 @@ class Bound(int):
 
     def __bool__(self):
         SEEN.add(0)
-        return int(self) != 0
+        return _raw(self) != 0
 
     def __repr__(self):
-        return repr(int(self))
+        return repr(_raw(self))
 
 
 for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__floordiv__",
@@ -104,9 +104,33 @@ for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
     setattr(Bound, _op, _arith(_op))
 
 
+def _raw(b) -> int:
+    """The plain int a Bound holds, without noting a conversion."""
+    return int.__index__(b)
+
+
+def _convert(op):
+    base = getattr(int, op)
+
+    def f(self, *a):
+        # a bound turned into something the tracking cannot follow (a string, a float, a
+        # plain int): what the code then compares it with is not seen, so the grid of
+        # constants proves nothing about it
+        FLAGS.add(f"converts a bound ({op.strip('_')})")
+        return base(_raw(self), *a)
+    return f
+
+
+for _op in ("__str__", "__format__", "__int__", "__float__", "__complex__", "__round__",
+            "__trunc__", "__floor__", "__ceil__", "to_bytes", "bit_length", "bit_count",
+            "as_integer_ratio", "conjugate", "__divmod__", "__rdivmod__", "__getnewargs__"):
+    if hasattr(int, _op):
+        setattr(Bound, _op, _convert(_op))
+
+
 def _plain(v):
     if isinstance(v, Bound):
-        return int(v)
+        return _raw(v)
     if isinstance(v, tuple):
         return tuple(_plain(x) for x in v)
     if isinstance(v, list):

@@ -48,6 +48,20 @@ class StoreIndex:
                 return f"{path}:{line}"
         return ""
 
+    def module_or_class(self, attr: str, cls_name: str | None = None) -> str:
+        """Where code may set ``attr`` on a module or a class from outside the statements
+        that define it (``mod.W = ...``, ``sys.modules[__name__].W = ...``, ``setattr(m, "W",
+        ...)``, ``Cfg.window = ...``, ``cls.window = ...`` in a classmethod): a store that
+        goes through no method's first parameter, or one through a method of ``cls_name``'s
+        family. "" when there is none."""
+        for path, line, owner in self._stores_of(attr):
+            if owner is None:
+                return f"{path}:{line}"
+            if cls_name is not None and (owner == cls_name or self._derives(owner, cls_name)
+                                         or self._derives(cls_name, owner)):
+                return f"{path}:{line}"
+        return ""
+
     # -- stores ----------------------------------------------------------------------
     def _stores_of(self, attr: str) -> list:
         """(path, line, owning class name | None) for every store of ``attr`` in the tree."""

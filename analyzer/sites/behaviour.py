@@ -27,6 +27,7 @@ when their own code names no window parameter; that assumption is printed in the
 from __future__ import annotations
 
 import ast
+import re
 import json
 import subprocess
 import sys
@@ -115,12 +116,21 @@ def int_constants(source: str) -> set[int]:
         tree = ast.parse(source)
     except SyntaxError:
         return out
+    # docstrings and other bare string statements are not compared with anything
+    bare = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)
+            and isinstance(n.value, ast.Constant)}
     for node in ast.walk(tree):
+        if id(node) in bare:
+            continue
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
                 and isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
             out.add(-node.operand.value)
         elif isinstance(node, ast.Constant) and type(node.value) is int:
             out.add(node.value)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+            # a bound compared as text (``repr(x) == "4096"``): the numbers the text spells
+            text = node.value if isinstance(node.value, str) else node.value.decode("latin-1")
+            out.update(int(d) for d in re.findall(r"-?\d{1,10}", text))
     return out
 
 

@@ -288,6 +288,9 @@ def _attribute_chain(sc, node, fn, solver):
     return top, _eval(solver, fn, expr)
 
 
+# attributes of a function that hand out what decides its behaviour
+_FUNCTION_STATE = frozenset({"__defaults__", "__kwdefaults__", "__code__", "__globals__",
+                             "__dict__", "__closure__"})
 # attributes that hand out a module's whole namespace
 _NAMESPACE_ATTRS = frozenset({"__dict__", "__getattribute__", "__getattr__"})
 # builtins that hand out a namespace by name
@@ -602,6 +605,11 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
     if isinstance(p, ast.Attribute):
         if p.attr == "__wrapped__":
             return "has its __wrapped__ read"
+        if isinstance(p.ctx, (ast.Store, ast.Del)):
+            return f"has its attribute {p.attr} set (what FA4 does with its arguments may change)"
+        if p.attr in _FUNCTION_STATE:
+            return (f"hands out its {p.attr}, which code may change (FA4's defaults, code or "
+                    "globals)")
         return ""
     if isinstance(p, ast.Starred):
         return "is splatted into a call the pass does not follow"
@@ -618,6 +626,9 @@ def _module_use(sc, node, fn, solver, call_at, path) -> str:
     functions they give; other uses must not hand the module on."""
     p = sc.parent(node)
     if isinstance(p, ast.Attribute):
+        if isinstance(p.ctx, (ast.Store, ast.Del)):
+            return (f"has its attribute {p.attr} set or deleted (FA4's own code, its resolver "
+                    "or an entry point, may change)")
         if p.attr in B.FA4_ENTRIES or p.attr in ("interface", "cute"):
             return _use(sc, p, fn, solver, call_at, path)
         if p.attr in _NAMESPACE_ATTRS:

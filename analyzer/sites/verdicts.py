@@ -22,7 +22,8 @@ from analyzer.sites.astutil import (index as astutil_index, indexed, parent as p
                                     walk)
 from analyzer.sites.coverage import site_line
 from analyzer.sites.flow_base import expr_label
-from analyzer.sites.flow import FuncRef, container_escapes, fn_context, reaching_defs
+from analyzer.sites.flow import (ClassRef, FuncRef, container_escapes, fn_context,
+                                 reaching_defs)
 from analyzer.sites.model import CallVerdict
 from fa4_patch import names as N
 
@@ -546,6 +547,33 @@ def _window_shaped(node, name: str) -> bool:
     return True
 
 
+def _set_from_outside(solver, name: str, vals, node) -> str:
+    """Where a module-level name an expression reads -- or an attribute read off it
+    (``Cfg.window``, ``cfg_mod.W``) -- may be set by code other than the module's own
+    statements ("" when nowhere): the sandbox runs those statements only."""
+    stores = getattr(solver, "attr_stores", None)
+    if stores is None:
+        return "the tree's text is not available"
+    where = stores.module_or_class(name)
+    if where:
+        return where
+    classes = {str(v.key[-1]).rsplit(".", 1)[-1] for v, _ in vals if isinstance(v, ClassRef)}
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute):
+            base = n
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if not (isinstance(base, ast.Name) and base.id == name):
+                continue
+            cls = next(iter(classes)) if len(classes) == 1 else None
+            where = stores.module_or_class(n.attr, cls)
+            if where:
+                return where
+            if classes and cls is None:
+                return "a class attribute of a class the flow cannot name"
+    return ""
+
+
 def _flow_pairs(solver, site) -> set:
     """The pairs a window_size expression that calls an in-tree function by name can be: every
     pair each of its ``return`` expressions can be (read like any window expression of that
@@ -799,6 +827,8 @@ class _Enumerator:
                     return None
                 if self.solver.module_container_changed(gv):
                     return None     # the sandbox would read its module-level statements only
+                if _set_from_outside(self.solver, name, gv, node):
+                    return None     # likewise: a store elsewhere is not among them
                 module_level.add(name)
         info = self.judge.index.by_path.get(site.path)
         if info is None:

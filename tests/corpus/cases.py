@@ -1256,5 +1256,66 @@ case("wrapper_positional_form/twin", {
     "m.py": _POSWRAP.format(args="q, k, v, causal=True, window_size=(-1, 0)"),
 }, "import m\nm.run(1, 2, 3)\n", "safe", why="by keyword: the runs cover it")
 
+
+# 48. a module-level value the window is read from, set by code other than the module's own
+# statements: through the module object (``sys.modules[__name__].W = ...``), on a class
+# (``Cfg.window = ...``); and FA4's own defaults changed through the function object
+_GLOBAL_W = ("import sys\n" + FA + "\nW = (None, 0)\n\n\ndef setup():\n"
+             "    sys.modules[__name__].{name} = (-1, 0)\n"
+             + _CALL_RUN.format(callee="flash_attn_func", w="W"))
+case("module_global_set_outside", {"m.py": _GLOBAL_W.format(name="W")},
+     "import m\nm.setup()\nm.run(1, 2, 3)\n", "unknown",
+     why="setup() rebinds W through the module object to TE's (-1, 0)")
+case("module_global_set_outside/twin", {"m.py": _GLOBAL_W.format(name="X")},
+     "import m\nm.setup()\nm.run(1, 2, 3)\n", "safe", why="setup() sets another name")
+_CLASS_W = (FA + "\n\nclass Cfg:\n    window = (None, 0)\n\n\ndef setup():\n"
+            "    Cfg.{name} = (-1, 0)\n"
+            + _CALL_RUN.format(callee="flash_attn_func", w="Cfg.window"))
+case("class_attribute_set_outside", {"m.py": _CLASS_W.format(name="window")},
+     "import m\nm.setup()\nm.run(1, 2, 3)\n", "unknown",
+     why="setup() sets the class attribute the call reads to TE's (-1, 0)")
+case("class_attribute_set_outside/twin", {"m.py": _CLASS_W.format(name="scale")},
+     "import m\nm.setup()\nm.run(1, 2, 3)\n", "safe", why="setup() sets another attribute")
+_DEFAULTS = ("from flash_attn.cute import interface\n" + FA
+             + "\n\ndef setup():\n    f = interface.flash_attn_func\n{body}"
+             + "\n\ndef run(q, k, v):\n    return flash_attn_func(q, k, v, causal=True)\n")
+case("fa4_defaults_changed", {"m.py": _DEFAULTS.format(body=(
+    "    names = f.__code__.co_varnames[:f.__code__.co_argcount]\n"
+    "    d = list(f.__defaults__)\n"
+    "    d[names.index('window_size') - (len(names) - len(d))] = (-1, 0)\n"
+    "    f.__defaults__ = tuple(d)\n"))},
+     "import m\nm.setup()\nm.run(1, 2, 3)\n", "unknown",
+     why="FA4's default window becomes TE's (-1, 0): every call that passes none gets it")
+case("fa4_defaults_changed/twin", {"m.py": _DEFAULTS.format(body="    print(f.__name__)\n")},
+     "import m\nm.setup()\nm.run(1, 2, 3)\n", "safe", why="only the name is read")
+
+
+# 49. a normaliser whose breakpoints its int literals do not show: the bound compared as text
+# (``str(x) == "4096"``), or converted to a plain int before it is compared (``int(x) ==
+# 2 ** 12``): 4096 becomes None, a 4096-key band becomes full attention
+_HIDDEN = (FA + "import functools\n\n\ndef _b(x):\n    return {expr}\n\n\n"
+           "def norm(fn):\n    @functools.wraps(fn)\n    def inner(*a, **kw):\n"
+           "        w = kw.get('window_size')\n        if w is not None:\n"
+           "            kw['window_size'] = (_b(w[0]), _b(w[1]))\n"
+           "        return fn(*a, **kw)\n    return inner\n\n\n"
+           "fa = norm(flash_attn_func)\n\n\ndef run(q, k, v, left):\n"
+           "    return fa(q, k, v, causal=True, window_size=(left, 0))\n")
+_PLAIN_B = "None if x is not None and x < 0 else x"
+case("normaliser_compares_text", {"m.py": _HIDDEN.format(
+    expr="None if x is not None and (x < 0 or str(x) == '4096') else x")},
+     "import m\nm.run(1, 2, 3, -1)\nm.run(1, 2, 3, 4096)\n", "unsafe", exhaustive=False,
+     why="a 4096 window reaches FA4 as None (full attention)")
+case("normaliser_compares_text/twin", {"m.py": _HIDDEN.format(expr=_PLAIN_B)},
+     "import m\nm.run(1, 2, 3, -1)\nm.run(1, 2, 3, 4096)\n", "safe", exhaustive=False,
+     why="every negative bound, and only those, becomes None")
+case("normaliser_converts_bound", {"m.py": _HIDDEN.format(
+    expr="None if x is not None and (x < 0 or int(x) == 2 ** 12) else x")},
+     "import m\nm.run(1, 2, 3, -1)\nm.run(1, 2, 3, 4096)\n", "unknown", exhaustive=False,
+     why="int(x) leaves the tracked bound: its comparison with 4096 is not seen")
+case("normaliser_converts_bound/twin", {"m.py": _HIDDEN.format(
+    expr="None if x is not None and x < 0 else x if x != 2 ** 12 else 4096")},
+     "import m\nm.run(1, 2, 3, -1)\nm.run(1, 2, 3, 4096)\n", "safe", exhaustive=False,
+     why="the bound itself is compared with 4096 (tracked): 4096 stays 4096")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
