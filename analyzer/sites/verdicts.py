@@ -204,7 +204,9 @@ class Judge:
         function's parameters: the decorated function is itself the wrapper around FA4. It is
         run in the sandbox with the FA4 name it calls bound to the recording stand-in."""
         fn = c["fn"]
-        if fn.ir is None or not fn.ir.decorators or "." in fn.qualname or fn.cls is not None:
+        if fn.ir is None:
+            return self._lambda_forwarder(c)
+        if not fn.ir.decorators or "." in fn.qualname or fn.cls is not None:
             return None
         func = c["call"][1]
         if func[0] != "N" or func[1] in fn.defs:
@@ -220,6 +222,43 @@ class Judge:
         if ext.refused:
             return BH.ChainResult("unknown", f"@-decorated {fn.name}: cannot run its code: {ext.refused}")
         layer = BH.Layer(f"@decorated {fn.name}", module=mod, template=fn.name, bind=func[1],
+                         names_window=True)
+        params, req = self.signature(raw[0].entry.name)
+        return self.runner.verify_chains([((layer,), raw[0].entry.name, tuple(params), req)])[0]
+
+    def _lambda_forwarder(self, c) -> BH.ChainResult | None:
+        """A call of FA4 in a module-level lambda bound to one name (``fa = lambda *a, **kw:
+        flash_attn_func(*a, **norm(kw))``): the lambda is the wrapper. It is run in the
+        sandbox like a decorated forwarder, under the name it is bound to."""
+        fn = c["fn"]
+        func = c["call"][1]
+        if func[0] != "N":
+            return None
+        raw = [v for v, _ in c["fa4"] if not v.chain]
+        if not raw or len({v.entry.name for v in raw}) != 1:
+            return None
+        pos = c["call"][3]
+        node, _mod = self._call_node(fn.mod.path, pos[0], pos[1])
+        info = self.index.by_path.get(fn.mod.path)
+        if node is None or info is None or info.tree is None:
+            return None
+        lam = parent_of(node)
+        while lam is not None and not isinstance(lam, (ast.Lambda, ast.stmt)):
+            lam = parent_of(lam)
+        stmt = parent_of(lam) if isinstance(lam, ast.Lambda) else None
+        if not (isinstance(stmt, ast.Assign) and stmt.value is lam and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name) and stmt in info.tree.body):
+            return None
+        name = stmt.targets[0].id
+        if any(isinstance(n, ast.Name) and n.id in {a.arg for a in ast.walk(lam.args)
+                                                    if isinstance(a, ast.arg)} and n.id == func[1]
+               for n in ast.walk(lam.body)):
+            return None                 # FA4 is the lambda's own parameter
+        mod = self.module_for(info.name, {name})
+        ext = self.runner.modules[mod]
+        if ext.refused:
+            return BH.ChainResult("unknown", f"lambda {name}: cannot run its code: {ext.refused}")
+        layer = BH.Layer(f"lambda {name}", module=mod, template=name, bind=func[1],
                          names_window=True)
         params, req = self.signature(raw[0].entry.name)
         return self.runner.verify_chains([((layer,), raw[0].entry.name, tuple(params), req)])[0]
