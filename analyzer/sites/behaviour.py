@@ -285,7 +285,14 @@ def _impure(sources: list[str]) -> str:
                                                           ast.ClassDef))}
             # its own names: locals, and the arguments of this call (a dict or list a caller
             # hands in is changed for that call; what persists is state kept elsewhere)
-            own = assigned | params | ({kwarg} if kwarg else set())
+            # a parameter whose default is a mutable object made once (``_seen=[]``) is state
+            # kept between calls, not the call's own
+            pos_params = a.posonlyargs + a.args
+            shared = {p.arg for p, d in zip(pos_params[len(pos_params) - len(a.defaults):],
+                                            a.defaults) if not isinstance(d, ast.Constant)} | \
+                {p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults)
+                 if d is not None and not isinstance(d, ast.Constant)}
+            own = (assigned | params | ({kwarg} if kwarg else set())) - shared
             for n in inner:
                 if isinstance(n, (ast.Global, ast.Nonlocal)):
                     return f"{fn.name if hasattr(fn, 'name') else 'a lambda'} rebinds " \
@@ -585,6 +592,12 @@ class Runner:
                 check(expr)
             except Refused as exc:
                 out[i] = self._expr_cache[key] = ExprResult(False, why=f"expression refused: {exc}")
+                continue
+            why = _impure(m.sources + [expr])
+            if why:
+                # one run per input shows the first call only: code that keeps state between
+                # calls (a counter, a cache it does not own) may answer later calls otherwise
+                out[i] = self._expr_cache[key] = ExprResult(False, why=f"not a proof: {why}")
                 continue
             consts = int_constants(expr)
             for s in m.sources:

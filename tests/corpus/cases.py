@@ -1317,5 +1317,29 @@ case("normaliser_converts_bound/twin", {"m.py": _HIDDEN.format(
      "import m\nm.run(1, 2, 3, -1)\nm.run(1, 2, 3, 4096)\n", "safe", exhaustive=False,
      why="the bound itself is compared with 4096 (tracked): 4096 stays 4096")
 
+
+# 50. a call-site helper that keeps state between calls (a mutable default argument, an
+# attribute on itself): its one run per input shows its first calls only
+_COUNTING = (FA + "\n\ndef norm(w{extra}):\n{count}"
+             "    if {cond}:\n        return w\n"
+             "    return tuple(None if x is not None and x < 0 else x for x in w)\n\n\n"
+             "def run(q, k, v, w):\n"
+             "    return flash_attn_func(q, k, v, causal=True, window_size=norm(w))\n")
+case("helper_keeps_state", {"m.py": _COUNTING.format(
+    extra=", _calls=[]", count="    _calls.append(1)\n", cond="len(_calls) > 2")},
+     "import m\nfor _ in range(4):\n    m.run(1, 2, 3, (-1, 0))\n", "unknown",
+     why="from the third call on, norm hands FA4 TE's raw (-1, 0)")
+case("helper_keeps_state/twin", {"m.py": _COUNTING.format(extra="", count="", cond="w is None")},
+     "import m\nfor _ in range(4):\n    m.run(1, 2, 3, (-1, 0))\n", "safe",
+     exhaustive=False, why="the same answer on every call")
+case("helper_counts_on_itself", {"m.py": _COUNTING.format(
+    extra="", count="    norm.n = getattr(norm, 'n', 0) + 1\n", cond="norm.n > 2")},
+     "import m\nfor _ in range(4):\n    m.run(1, 2, 3, (-1, 0))\n", "unknown",
+     why="a counter kept on the function: later calls pass the raw window")
+case("helper_counts_on_itself/twin", {"m.py": _COUNTING.format(
+    extra="", count="    n = getattr(norm, 'n', 0) + 1\n", cond="n > 2")},
+     "import m\nfor _ in range(4):\n    m.run(1, 2, 3, (-1, 0))\n", "safe",
+     exhaustive=False, why="the count is read, never kept: n is always 1")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
