@@ -1326,18 +1326,18 @@ _COUNTING = (FA + "\n\ndef norm(w{extra}):\n{count}"
              "def run(q, k, v, w):\n"
              "    return flash_attn_func(q, k, v, causal=True, window_size=norm(w))\n")
 case("helper_keeps_state", {"m.py": _COUNTING.format(
-    extra=", _calls=[]", count="    _calls.append(1)\n", cond="len(_calls) > 2")},
-     "import m\nfor _ in range(4):\n    m.run(1, 2, 3, (-1, 0))\n", "unknown",
-     why="from the third call on, norm hands FA4 TE's raw (-1, 0)")
+    extra=", _calls=[]", count="    _calls.append(1)\n", cond="len(_calls) > 1000")},
+     "import m\nfor _ in range(4):\n    m.run(1, 2, 3, (-1, 0))\n", "unknown", exhaustive=False,
+     why="from the 1001st call on (a long training run), norm hands FA4 TE's raw (-1, 0)")
 case("helper_keeps_state/twin", {"m.py": _COUNTING.format(extra="", count="", cond="w is None")},
      "import m\nfor _ in range(4):\n    m.run(1, 2, 3, (-1, 0))\n", "safe",
      exhaustive=False, why="the same answer on every call")
 case("helper_counts_on_itself", {"m.py": _COUNTING.format(
-    extra="", count="    norm.n = getattr(norm, 'n', 0) + 1\n", cond="norm.n > 2")},
-     "import m\nfor _ in range(4):\n    m.run(1, 2, 3, (-1, 0))\n", "unknown",
-     why="a counter kept on the function: later calls pass the raw window")
+    extra="", count="    norm.n = getattr(norm, 'n', 0) + 1\n", cond="norm.n > 1000")},
+     "import m\nfor _ in range(4):\n    m.run(1, 2, 3, (-1, 0))\n", "unknown", exhaustive=False,
+     why="a counter kept on the function: from the 1001st call on the raw window passes")
 case("helper_counts_on_itself/twin", {"m.py": _COUNTING.format(
-    extra="", count="    n = getattr(norm, 'n', 0) + 1\n", cond="n > 2")},
+    extra="", count="    n = getattr(norm, 'n', 0) + 1\n", cond="n > 1000")},
      "import m\nfor _ in range(4):\n    m.run(1, 2, 3, (-1, 0))\n", "safe",
      exhaustive=False, why="the count is read, never kept: n is always 1")
 
