@@ -559,6 +559,88 @@ def _overwritten(c, site, splat) -> str:
     return ""
 
 
+def _guard_hidden(judge, solver, c, site, splat) -> str:
+    """"hidden" when the entry of ``**D`` that ``site`` put there is replaced, before the
+    call, by a store made under a guard on that same key which the entry itself makes true:
+
+        kw = {"window_size": (-1, 0)}                 # the site
+        if kw.get("window_size") is not None:        # or: "window_size" in kw / kw.get(...)
+            kw["window_size"] = norm(kw["window_size"])
+        flash_attn_func(q, k, v, **kw)
+
+    Where the guard is false the key is absent, None or falsy -- so the old entry (present,
+    not None, truthy: a tuple or list display, a nonzero int) cannot be what reaches the call.
+    Only a single-condition ``if`` at the top level of the calling function, whose body
+    makes the store before anything that can leave it, and a dict name bound once."""
+    fn = c["fn"]
+    if site is None or splat is None or splat[0] != "N" or site.fn != fn.key or fn.ir is None \
+            or splat[1] in fn.loop_defined or fn.def_count.get(splat[1], 0) != 1:
+        return ""
+    call_line = c["call"][3][0] if c["call"][3] and isinstance(c["call"][3][0], int) else None
+    at = site_line(site)
+    info = judge.index.by_path.get(fn.mod.path)
+    if not call_line or not at or info is None or info.tree is None:
+        return ""
+    fdef = _find_def(info.tree, fn.ir)
+    if fdef is None:
+        return ""
+    value = solver.exprs.get(site.expr_id) if hasattr(solver.exprs, "get") else None
+    if value is None:
+        return ""
+    present = True
+    not_none = value[0] in ("T", "L") or (value[0] == "K" and value[1] is not None)
+    truthy = (value[0] in ("T", "L") and len(value[1]) > 0) or \
+        (value[0] == "K" and bool(value[1]))
+    d, key = splat[1], site.key
+    for st in fdef.body:
+        if not (isinstance(st, ast.If) and at < st.lineno and (st.end_lineno or 0) < call_line):
+            continue
+        kind = _key_guard(st.test, d, key)
+        if kind is None or (kind == "notnone" and not not_none) or \
+                (kind == "truthy" and not truthy) or (kind == "in" and not present):
+            continue
+        for inner in st.body:
+            if _stores_key(inner, d, key):
+                return "hidden"
+            if not isinstance(inner, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)):
+                break
+    return ""
+
+
+def _key_guard(test, d: str, key: str) -> str | None:
+    """What a one-condition test says of ``d[key]`` when it is true: "notnone" (``d.get(key)
+    is not None``, ``d[key] is not None``), "in" (``key in d``), "truthy" (``d.get(key)``,
+    ``d[key]``); None for any other test."""
+    def read(e) -> bool:
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and \
+                e.func.attr == "get" and isinstance(e.func.value, ast.Name) and \
+                e.func.value.id == d and e.args and isinstance(e.args[0], ast.Constant) and \
+                e.args[0].value == key and not e.keywords and (
+                    len(e.args) == 1 or (len(e.args) == 2 and isinstance(e.args[1], ast.Constant)
+                                         and e.args[1].value is None)):
+            return True
+        return isinstance(e, ast.Subscript) and isinstance(e.value, ast.Name) and \
+            e.value.id == d and isinstance(e.slice, ast.Constant) and e.slice.value == key
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op, right = test.ops[0], test.comparators[0]
+        if isinstance(op, ast.IsNot) and isinstance(right, ast.Constant) and right.value is None \
+                and read(test.left):
+            return "notnone"
+        if isinstance(op, ast.In) and isinstance(test.left, ast.Constant) and \
+                test.left.value == key and isinstance(right, ast.Name) and right.id == d:
+            return "in"
+        return None
+    return "truthy" if read(test) else None
+
+
+def _stores_key(st, d: str, key: str) -> bool:
+    """``d[key] = ...`` (the one target)."""
+    return isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+        isinstance(st.targets[0], ast.Subscript) and isinstance(st.targets[0].value, ast.Name) \
+        and st.targets[0].value.id == d and isinstance(st.targets[0].slice, ast.Constant) and \
+        st.targets[0].slice.value == key
+
+
 def _window_shaped(node, name: str) -> bool:
     """Every use of ``name`` in the expression is a comparison with an int or None constant,
     or an arithmetic-free pass-through (the expression itself, a branch of a conditional)."""
@@ -1122,7 +1204,8 @@ def decide(calls, solver, text, judge: Judge) -> None:
                 plan["forms"].add("keyword")
                 plan["helped"] = helped[id(splat)]
                 continue
-            overwritten = _overwritten(c, site, splat)
+            overwritten = _overwritten(c, site, splat) or \
+                _guard_hidden(judge, solver, c, site, splat)
             if overwritten == "hidden":
                 plan["forms"].add("keyword")
                 continue

@@ -1341,5 +1341,21 @@ case("helper_counts_on_itself/twin", {"m.py": _COUNTING.format(
      "import m\nfor _ in range(4):\n    m.run(1, 2, 3, (-1, 0))\n", "safe",
      exhaustive=False, why="the count is read, never kept: n is always 1")
 
+
+# 51. a correct fix written inline under a guard on the key itself (the entry the dict was
+# built with makes the guard true, so the store always replaces it); the twin guards on
+# something else, so the raw entry can reach FA4
+_GUARDED = (FA + "\n\ndef run(q, k, v, causal=True, fix=False):\n"
+            "    kw = {{'causal': causal, 'window_size': (-1, 0)}}\n"
+            "    if {guard}:\n        left, right = kw['window_size']\n"
+            "        kw['window_size'] = (None if left < 0 else left, None if right < 0 else right)\n"
+            "    return flash_attn_func(q, k, v, **kw)\n")
+case("guarded_inline_fix", {"m.py": _GUARDED.format(guard="'window_size' in kw")},
+     "import m\nm.run(1, 2, 3)\nm.run(1, 2, 3, causal=False)\n", "safe",
+     why="the key is always there: the store always runs")
+case("guarded_inline_fix/twin", {"m.py": _GUARDED.format(guard="fix")},
+     "import m\nm.run(1, 2, 3)\nm.run(1, 2, 3, causal=False)\n", "unsafe",
+     why="without fix=True FA4 gets TE's (-1, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
