@@ -118,6 +118,13 @@ class Unknown(NamedTuple):
 UNKNOWN = Unknown()
 
 
+class UnknownWhy(NamedTuple):
+    """An unknown with its reason, made by the solver, never by ``extract``: a list element
+    it cannot know (a list changed where the flow does not look)."""
+    tag: str = "O"
+    reason: str = ""
+
+
 # ----------------------------------------------------------------------------- statements
 
 class ImportItem(NamedTuple):
@@ -282,7 +289,7 @@ def walk(node) -> Iterator[tuple]:
         if t is list:
             extend(x)
             continue
-        if t is Name or t is Lit or t is Unknown or x is None:
+        if t is Name or t is Lit or t is Unknown or t is UnknownWhy or x is None:
             if x is not None:
                 yield x
             continue
