@@ -10,7 +10,7 @@ from __future__ import annotations
 from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
 from analyzer.sites.ir import (UNKNOWN, Assign, Attr, AugAssign, Block, Call, ClassDef, DictExpr,
                               Either, ExprStmt, FuncDef, If, Import, ListExpr, Lit, Loop, Name,
-                              Starred, Subscript, Try, TupleExpr, With)
+                              Starred, Subscript, Try, TupleExpr, With, walk as walk_ir)
 from analyzer.sites.flow_base import _is
 
 
@@ -374,30 +374,10 @@ def _constant_all(m: Mod) -> list | None:
 
 
 def _calls_own(e, own: dict) -> set:
-    """The names of the module's own functions and classes the expression calls by name. Not
-    ``ir.walk``: a dict display's keys are not looked into."""
-    out = set()
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, Call):
-            if isinstance(x.func, Name) and x.func.id in own:
-                out.add(x.func.id)
-            stack.append(x.func)
-            stack.extend(a.value for a in x.args)
-        elif isinstance(x, (TupleExpr, ListExpr)):
-            stack.extend(x.elts)
-        elif isinstance(x, DictExpr):
-            stack.extend(it.value for it in x.items)
-        elif isinstance(x, Attr):
-            stack.append(x.base)
-        elif isinstance(x, Starred):
-            stack.append(x.value)
-        elif isinstance(x, Either):
-            stack.extend([x.a, x.b])
-        elif isinstance(x, Subscript):
-            stack.extend([x.base, x.index])
-    return out
+    """The names of the module's own functions and classes the expression calls by name (a
+    dict display's keys are not looked into)."""
+    return {x.func.id for x in walk_ir(e, keys=False)
+            if type(x) is Call and type(x.func) is Name and x.func.id in own}
 
 
 def _names_read(names: set, own: dict) -> set:

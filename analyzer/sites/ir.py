@@ -270,12 +270,13 @@ class ModuleIR:
 
 # ----------------------------------------------------------------------------- walk
 
-def walk(node) -> Iterator[tuple]:
+def walk(node, keys: bool = True) -> Iterator[tuple]:
     """Every IR node in ``node`` (a node, a statement list, a FuncIR / ClassIR / ModuleIR),
     ``node`` itself first: expressions and statements, those inside call arguments, dict
     entries, targets, handlers, with-items, nested function and class bodies (their
     decorators, parameter defaults and bases too). Sub-records (Arg, DictItem, ...) are
-    looked through, not yielded.
+    looked through, not yielded. ``keys=False``: a dict display's keys are not looked into
+    (readers that count what a module's code calls or reads never have).
 
     Order: a stack walk, each node before its descendants and later siblings before earlier
     ones (``f(a(), b())`` gives f(...), b(), a()). It is the cheapest order and the one the
@@ -316,7 +317,7 @@ def walk(node) -> Iterator[tuple]:
             extend(x.elts)
         elif t is DictExpr:
             for k, v, _ in x.items:
-                if k is not None:
+                if k is not None and keys:
                     push(k)
                 push(v)
         elif t is Either or t is Subscript:
