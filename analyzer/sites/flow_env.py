@@ -8,9 +8,9 @@ other's through ``self``)."""
 from __future__ import annotations
 
 from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
-from analyzer.sites.ir import (UNKNOWN, Assign, Attr, AugAssign, Block, Call, ClassDef, DictExpr,
-                              Either, ExprStmt, FuncDef, If, Import, ListExpr, Lit, Loop, Name,
-                              Starred, Subscript, Try, TupleExpr, With, walk as walk_ir)
+from analyzer.sites.ir import (UNKNOWN, Assign, AugAssign, Block, Call, ClassDef, ExprStmt,
+                              FuncDef, If, Import, ListExpr, Lit, Loop, Name, Subscript, Try,
+                              TupleExpr, With, walk as walk_ir)
 from analyzer.sites.flow_base import _is
 
 
