@@ -4,6 +4,7 @@ sites, values (``window_values``) and the atoms a site can be. Verdicts are ``ve
 from __future__ import annotations
 
 from analyzer.sites.bindings import WINDOW_KEYS
+from analyzer.sites.ir import Attr, Either, Lit, Name, Starred, Subscript, TupleExpr
 from analyzer.sites.flow import (Const, DictVal, FAFunc, Fn, ListVal, Opaque, Site, Solver,
                                  _FnCtx, consistent, expr_label, fn_context,
                                  reaching_defs)
@@ -67,9 +68,8 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
     if depth > 10:
         return {("unk", "too deep to follow", None)}
     fn = solver.fns.get(fnkey)
-    tag = expr[0]
-    if tag == "K":
-        v = expr[1]
+    if isinstance(expr, Lit):
+        v = expr.value
         if v is None:
             return {("none",)}
         if isinstance(v, int) and not isinstance(v, bool):
@@ -77,23 +77,23 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
         # a constant that is neither None nor an int (-1.0, True): a fourth field carries it,
         # since no wrapper is proved on it (``verdicts.WindowValues.outside``)
         return {("unk", f"{v!r} is not an int", None, v)}
-    if tag == "N" and expr[1] == "None":
+    if isinstance(expr, Name) and expr.id == "None":
         return {("none",)}
-    if tag == "T":
+    if isinstance(expr, TupleExpr):
         if side is None:
             return {("unk", "a pair where one side is expected", None)}
-        elts = expr[1]
-        if len(elts) == 2 and not any(x[0] == "*" for x in elts):
+        elts = expr.elts
+        if len(elts) == 2 and not any(isinstance(x, Starred) for x in elts):
             return window_values(solver, fnkey, elts[side], None, depth + 1, seen, line)
         return {("unk", "not a pair", None)}
-    if tag == "I":
-        return (window_values(solver, fnkey, expr[1], side, depth + 1, seen, line)
-                | window_values(solver, fnkey, expr[2], side, depth + 1, seen, line))
-    if tag == "S" and expr[2][0] == "K" and isinstance(expr[2][1], int) and side is None \
-            and expr[2][1] in (0, 1):
-        return window_values(solver, fnkey, expr[1], expr[2][1], depth + 1, seen, line)
-    if tag == "N" and fn is not None and fn.ir is not None:
-        name = expr[1]
+    if isinstance(expr, Either):
+        return (window_values(solver, fnkey, expr.a, side, depth + 1, seen, line)
+                | window_values(solver, fnkey, expr.b, side, depth + 1, seen, line))
+    if isinstance(expr, Subscript) and isinstance(expr.index, Lit) \
+            and isinstance(expr.index.value, int) and side is None and expr.index.value in (0, 1):
+        return window_values(solver, fnkey, expr.base, expr.index.value, depth + 1, seen, line)
+    if isinstance(expr, Name) and fn is not None and fn.ir is not None:
+        name = expr.id
         if (fnkey, name, side, line) in seen:
             return set()
         seen.add((fnkey, name, side, line))
@@ -111,22 +111,23 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
             else:
                 out.add(("unk", f"{name} ({kind})", None))
         return out
-    if tag == "A" and fn is not None and fn.cls is not None and expr[1][0] == "N" \
-            and expr[1][1] == fn.first_param:
+    if isinstance(expr, Attr) and fn is not None and fn.cls is not None \
+            and isinstance(expr.base, Name) and expr.base.id == fn.first_param:
+        attr = expr.attr
         out = set()
         for m in fn.cls.methods.values():
             if m.first_param is None:
                 continue
-            for value, _, _ in m.attr_stores.get((m.first_param, expr[2]), []):
-                out |= {(a if a[0] != "unk" else ("unk", f"{a[1]} (via {fn.first_param}.{expr[2]})", a[2]))
+            for value, _, _ in m.attr_stores.get((m.first_param, attr), []):
+                out |= {(a if a[0] != "unk" else ("unk", f"{a[1]} (via {fn.first_param}.{attr})", a[2]))
                         for a in window_values(solver, m.key, value, side, depth + 1, seen)}
         stores = getattr(solver, "attr_stores", None)
-        elsewhere = stores.foreign(fn.cls.ir.name, expr[2]) if stores is not None \
+        elsewhere = stores.foreign(fn.cls.ir.name, attr) if stores is not None \
             else "the tree's text is not available"
         if elsewhere:
-            out.add(("unk", f"{fn.first_param}.{expr[2]} may also be set outside "
+            out.add(("unk", f"{fn.first_param}.{attr} may also be set outside "
                             f"{fn.cls.ir.name}'s own methods ({elsewhere})", None))
-        return out or {("unk", f"{fn.first_param}.{expr[2]} (never set)", None)}
+        return out or {("unk", f"{fn.first_param}.{attr} (never set)", None)}
     return {("unk", expr_label(expr), None)}
 
 
@@ -189,13 +190,14 @@ class Analysis:
                 ctx = fn_context(s, fn)
                 for call, guards, tte in fn.calls:
                     g = fn.guards(guards)
-                    func = call[1]
-                    if func[0] == "A" and not (fn.cls is not None and func[1][0] == "N"
-                                               and func[1][1] == fn.first_param):
+                    func = call.func
+                    if isinstance(func, Attr) and not (fn.cls is not None
+                                                       and isinstance(func.base, Name)
+                                                       and func.base.id == fn.first_param):
                         # x.m(...): only a module, a class or an FA module object can hand out
                         # an FA entry point as an attribute; those never come from parameters
-                        base = s.eval(_FnCtx(s, fn, True) if fn.ir is not None else ctx, func[1])
-                        vals = s.attr_value(base, func[2], fn)
+                        base = s.eval(_FnCtx(s, fn, True) if fn.ir is not None else ctx, func.base)
+                        vals = s.attr_value(base, func.attr, fn)
                     else:
                         # No caller search for callees: an FA entry point only reaches a
                         # parameter from a caller that holds it, and such a caller's file is
@@ -220,7 +222,7 @@ class Analysis:
             for key, idxs in v.entry.window_positions().items():
                 for i in idxs:
                     fa4_positions.add((i, key))
-        for kind, kw, e, apos in call[2]:
+        for kind, kw, e, apos in call.args:
             if kind == "k" and kw in WINDOW_KEYS:
                 inputs.append((Site(path, tuple(apos[:4]), kw, "keyword", fn.key, s.ref(e)), g, (), None, None,
                                None))

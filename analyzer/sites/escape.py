@@ -19,6 +19,7 @@ from analyzer.sites import bindings as B
 from analyzer.sites.astutil import (flat_statements, index as index_tree, indexed,
                                     parent as _parent_of, sub_bodies, walk)
 from analyzer.sites.flow import ExtRef, FAFunc, FuncRef, ModRef
+from analyzer.sites.ir import Attr, Call, Name, walk as walk_ir
 from analyzer.sites.reach import _resolve
 
 
@@ -176,7 +177,7 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
     binds cannot hold FA4 (the names it binds are then not followed here)."""
     call_at = set()
     for c in calls:
-        pos = c["call"][3]
+        pos = c["call"].pos
         call_at.add((c["fn"].mod.path, pos[0], pos[1]))
     out: list[Escape] = []
     for path in sorted(solver.mods):
@@ -278,10 +279,10 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
 def _attribute_chain(sc, node, fn, solver):
     """The longest attribute chain read off ``node`` (``a.fa.flash_attn_func`` for ``a``) and
     the values the solver gives it: (the outermost Attribute node, values), or (node, ())."""
-    top, expr = node, ("N", node.id)
+    top, expr = node, Name(id=node.id)
     p = sc.parent(node)
     while isinstance(p, ast.Attribute) and p.value is top:
-        top, expr = p, ("A", expr, p.attr)
+        top, expr = p, Attr(base=expr, attr=p.attr)
         p = sc.parent(p)
     if top is node:
         return node, frozenset()
@@ -303,8 +304,8 @@ _INTROSPECTION = frozenset({"hasattr", "isinstance", "issubclass", "id", "repr",
 def _chain_expr(node) -> tuple:
     """The flow layer's expression for a Name/Attribute chain."""
     if isinstance(node, ast.Attribute):
-        return ("A", _chain_expr(node.value), node.attr)
-    return ("N", node.id)
+        return Attr(base=_chain_expr(node.value), attr=node.attr)
+    return Name(id=node.id)
 
 
 def _class_body_imports(solver, mod, info) -> list[Escape]:
@@ -362,7 +363,7 @@ def _namespace_reads(solver, mod, info, judge) -> list[Escape]:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
                 and n.func.id in _NAMESPACE_CALLS and not n.args and not n.keywords \
                 and any(isinstance(v, ExtRef) and v.qual == f"builtins.{n.func.id}"
-                        for v in _eval(solver, mod.top, ("N", n.func.id))):
+                        for v in _eval(solver, mod.top, Name(id=n.func.id))):
             key = _constant_key(n)
             if key is not None and key not in held:
                 continue            # globals()["X"], globals().get("X"): only X is read
@@ -392,21 +393,11 @@ def _ir_calls(mod) -> dict:
     """(line, byte col) -> the flow layer's call expression there, for one module."""
     cache = mod.__dict__.get("_escape_calls")
     if cache is None:
-        from analyzer.sites.ir import ClassIR, FuncIR
-
         cache = {}
-        stack: list = [mod.ir.body]
-        while stack:
-            x = stack.pop()
-            if isinstance(x, (list, tuple)):
-                if len(x) == 4 and x[0] == "C" and isinstance(x[3], list) and len(x[3]) == 4 \
-                        and isinstance(x[3][0], int):
-                    cache.setdefault((x[3][0], x[3][1]), x)
-                stack.extend(x)
-            elif isinstance(x, FuncIR):
-                stack.extend([x.body, x.decorators, [d for _, _, d in x.params]])
-            elif isinstance(x, ClassIR):
-                stack.extend([x.body, x.decorators, x.bases])
+        for x in walk_ir(mod.ir.body):
+            if type(x) is Call and isinstance(x.pos, list) and len(x.pos) == 4 \
+                    and isinstance(x.pos[0], int):
+                cache.setdefault((x.pos[0], x.pos[1]), x)
         mod._escape_calls = cache
     return cache
 
@@ -430,7 +421,7 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
         return sorted({v.entry.name for v in vals if isinstance(v, FAFunc)
                        and v.entry.version == "fa4" and not judge.normalised(v)})
 
-    cur, expr = node, ("N", node.id)
+    cur, expr = node, Name(id=node.id)
     p = sc.parent(node)
     if isinstance(p, ast.Attribute) and p.value is node:
         top, vals = _attribute_chain(sc, node, fn, solver)
@@ -457,7 +448,7 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
             and p.args and p.args[0] is cur:
         name = p.args[1] if len(p.args) > 1 else None
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
-            vals = _eval(solver, fn, ("A", expr, name.value))
+            vals = _eval(solver, fn, Attr(base=expr, attr=name.value))
             raw = fa4_raw(vals)
             if not raw:
                 return "", ""
@@ -471,7 +462,7 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
             return "", ""
         if isinstance(p.func, ast.Name) and p.func.id in _INTROSPECTION and any(
                 isinstance(v, ExtRef) and v.qual == f"builtins.{p.func.id}"
-                for v in _eval(solver, fn, ("N", p.func.id))):
+                for v in _eval(solver, fn, Name(id=p.func.id))):
             return "", ""           # hasattr(mod, ...), isinstance(...): nothing of it leaves
         if _in_tree_callee(solver, fn, p):
             return "", ""
@@ -503,9 +494,9 @@ def _in_tree_callee(solver, fn, call: ast.Call) -> bool:
 
     label = call.func
     if isinstance(label, ast.Name):
-        e = ("N", label.id)
+        e = Name(id=label.id)
     elif isinstance(label, ast.Attribute) and isinstance(label.value, ast.Name):
-        e = ("A", ("N", label.value.id), label.attr)
+        e = Attr(base=Name(id=label.value.id), attr=label.attr)
     else:
         return False
     ctx = fn_context(solver, fn)

@@ -11,18 +11,23 @@ and sorted by start position (outer node first on ties), which is the same order
 checked kind by kind; any mismatch falls back to PositionProvider for that file, so a wrong
 mapping can never be silent.
 
-Expressions (tuples, tag first):
-  ("N", name) ("A", base, attr) ("K", const) ("T", elts) ("L", elts, pos) ("*", expr)
-  ("D", [(key|None, value, pos)], pos)  ("C", func, args, pos)  args: [(kind, kw, expr, pos)]
-  kind in "p" positional, "*" star, "k" keyword, "**" double star
-  ("I", a, b) either value ("S", base, index, pos) ("O",) opaque
+The IR's nodes are the typed, immutable ``NamedTuple`` classes of ``ir`` (why those: its
+docstring). Each keeps the short tag it had as a bare tuple as its first field, so a node still
+equals and indexes like ``(tag, field, ...)``; fields by name:
+Expressions:
+  Name(id)  Attr(base, attr)  Lit(value)  TupleExpr(elts)  ListExpr(elts, pos)  Starred(value)
+  DictExpr(items: [DictItem(key|None, value, pos)], pos)  Call(func, args, pos)
+  args: [Arg(kind, kw, value, pos)], kind in "p" positional, "*" star, "k" keyword, "**"
+  double star;  Either(a, b) either value;  Subscript(base, index, pos);  Unknown() (the
+  shared ``UNKNOWN``) opaque. A ListExpr / DictExpr ``pos`` is ("alloc", n), an identity.
 Statements:
-  ("imp", [(local, module, attr|None, level, pos)])  ("asg", [targets], value, pos)
-  ("aug", target, value, pos)  ("if", true_facts, false_facts, body, orelse)
-  ("try", body, [(exc_names, body)], orelse, final)  ("loop", target|None, iter, body, orelse)
-  ("with", [(expr, target|None)], body)  ("def", FuncIR)  ("cls", ClassIR)  ("ret", expr)
-  ("glob", names)  ("nonloc", names)  ("ex", expr)  ("blk", [bodies])
-Targets: ("N", n) ("A", base, attr) ("S", base, index, pos) ("T", [targets]) ("*", target)
+  Import([ImportItem(local, module, attr|None, level, pos)])  Assign([targets], value, pos)
+  AugAssign(target, value, pos)  If(true_facts, false_facts, body, orelse)
+  Try(body, [Handler(names, body)], orelse, final)  Loop(target|None, iter, body, orelse)
+  With([WithItem(expr, target|None)], body)  FuncDef(FuncIR)  ClassDef(ClassIR)
+  Return(value)  Global(names)  Nonlocal(names)  ExprStmt(value)  Block([bodies])
+  FuncIR.params: [Param(name, kind, default|None)]
+Targets: Name, Attr, Subscript, TupleExpr([targets]), Starred(target), Unknown.
 A ``pos`` is a list [line, col_byte, end_line, end_col_byte] (1-based line, 0-based byte col).
 """
 
@@ -33,6 +38,10 @@ import ast
 import libcst as cst
 
 from analyzer.sites.ir import IR_VERSION, ClassIR, FuncIR, ModuleIR  # noqa: F401
+from analyzer.sites.ir import (UNKNOWN, Arg, Assign, Attr, AugAssign, Block, Call, ClassDef,
+                              DictExpr, DictItem, Either, ExprStmt, FuncDef, Global, Handler,
+                              If, Import, ImportItem, ListExpr, Lit, Loop, Name, Nonlocal, Param,
+                              Return, Starred, Subscript, Try, TupleExpr, With, WithItem)
 
 
 _WS = {"whitespace", "lpar", "rpar", "comma", "semicolon", "lbracket", "rbracket", "lbrace",
@@ -95,14 +104,14 @@ class _Extractor:
             n0 = len(out)
             self.stmt(s, out, scope)
             if self.calls_in_generic:
-                out.append(("ex", ("T", self.calls_in_generic)))
+                out.append(ExprStmt(value=TupleExpr(elts=self.calls_in_generic)))
                 self.calls_in_generic = []
             if self.walrus:
                 # ``(name := value)`` anywhere in the statement (a test, a call, a
                 # comprehension: it binds in this scope) is a binding of ``name`` just before
                 # it, with no position: a binding without a line never hides another
                 # (``flow_base.reaching_defs``), so it is one more value the name may have
-                out[n0:n0] = [("asg", [("N", n)], v, None) for n, v in self.walrus]
+                out[n0:n0] = [Assign(targets=[Name(id=n)], value=v, pos=None) for n, v in self.walrus]
                 self.walrus = []
         return out
 
@@ -118,9 +127,9 @@ class _Extractor:
         elif t is cst.If:
             self.if_(s, out, scope)
         elif t is cst.FunctionDef:
-            out.append(("def", self.funcdef(s, scope)))
+            out.append(FuncDef(func=self.funcdef(s, scope)))
         elif t is cst.ClassDef:
-            out.append(("cls", self.classdef(s, scope)))
+            out.append(ClassDef(cls=self.classdef(s, scope)))
         elif t in (cst.Try, cst.TryStar):
             body = self.block(s.body, scope)
             handlers = []
@@ -130,46 +139,46 @@ class _Extractor:
                     self.expr(h.type)
                 hb = []
                 if h.name is not None and isinstance(h.name.name, cst.Name):
-                    hb.append(("asg", [("N", h.name.name.value)], ("O",), None))
+                    hb.append(Assign(targets=[Name(id=h.name.name.value)], value=UNKNOWN, pos=None))
                 hb.extend(self.block(h.body, scope))
-                handlers.append((names, hb))
+                handlers.append(Handler(names, hb))
             orelse = self.block(s.orelse.body, scope) if s.orelse else []
             final = self.block(s.finalbody.body, scope) if s.finalbody else []
-            out.append(("try", body, handlers, orelse, final))
+            out.append(Try(body=body, handlers=handlers, orelse=orelse, final=final))
         elif t is cst.For:
             tgt = self.target(s.target)
             it = self.expr(s.iter)
             body = self.block(s.body, scope)
             orelse = self.block(s.orelse.body, scope) if s.orelse else []
-            out.append(("loop", tgt, it, body, orelse))
+            out.append(Loop(target=tgt, iter=it, body=body, orelse=orelse))
         elif t is cst.While:
             test = self.expr(s.test)
             body = self.block(s.body, scope)
             orelse = self.block(s.orelse.body, scope) if s.orelse else []
-            out.append(("loop", None, test, body, orelse))
+            out.append(Loop(target=None, iter=test, body=body, orelse=orelse))
         elif t is cst.With:
             items = []
             for it in s.items:
                 e = self.expr(it.item)
                 tg = self.target(it.asname.name) if it.asname is not None else None
-                items.append((e, tg))
-            out.append(("with", items, self.block(s.body, scope)))
+                items.append(WithItem(e, tg))
+            out.append(With(items=items, body=self.block(s.body, scope)))
         elif t is cst.Match:
             subj = self.expr(s.subject)
-            out.append(("ex", subj))
+            out.append(ExprStmt(value=subj))
             bodies = []
             for c in s.cases:
                 self.generic(c.pattern)
                 if c.guard is not None:
-                    out.append(("ex", self.expr(c.guard)))
+                    out.append(ExprStmt(value=self.expr(c.guard)))
                 bodies.append(self.block(c.body, scope))
-            out.append(("blk", bodies))
+            out.append(Block(bodies=bodies))
         else:  # unknown compound statement: keep ordinals exact, treat as opaque block
             self.generic(s)
 
     def if_(self, s, out, scope):
         test = self.expr(s.test)
-        out.append(("ex", test))
+        out.append(ExprStmt(value=test))
         tf, ff = _facts(s.test)
         body = self.block(s.body, scope)
         orelse = []
@@ -178,66 +187,66 @@ class _Extractor:
                 self.if_(s.orelse, orelse, scope)
             else:
                 orelse = self.block(s.orelse.body, scope)
-        out.append(("if", tf, ff, body, orelse))
+        out.append(If(true_facts=tf, false_facts=ff, body=body, orelse=orelse))
 
     def small(self, s, out, scope):
         t = type(s)
         if t is cst.Assign:
             p = self.pos(s, "asg")
             targets = [self.target(a.target) for a in s.targets]
-            out.append(("asg", targets, self.expr(s.value), p))
+            out.append(Assign(targets=targets, value=self.expr(s.value), pos=p))
         elif t is cst.AnnAssign:
             p = self.pos(s, "asg")
             tg = self.target(s.target)
             self.generic(s.annotation)
             if s.value is not None:
-                out.append(("asg", [tg], self.expr(s.value), p))
+                out.append(Assign(targets=[tg], value=self.expr(s.value), pos=p))
         elif t is cst.AugAssign:
             p = self.pos(s, "asg")
             tg = self.target(s.target)
-            out.append(("aug", tg, self.expr(s.value), p))
+            out.append(AugAssign(target=tg, value=self.expr(s.value), pos=p))
         elif t is cst.Expr:
-            out.append(("ex", self.expr(s.value)))
+            out.append(ExprStmt(value=self.expr(s.value)))
         elif t is cst.Return:
-            out.append(("ret", self.expr(s.value) if s.value is not None else ("K", None)))
+            out.append(Return(value=self.expr(s.value) if s.value is not None else Lit(value=None)))
         elif t is cst.Import:
             items = []
             for a in s.names:
                 p = self.pos(a, "alias", _dotted(a.name))
                 mod = _dotted(a.name)
                 if a.asname is not None:
-                    items.append((a.asname.name.value, mod, None, 0, p))
+                    items.append(ImportItem(a.asname.name.value, mod, None, 0, p))
                 else:
-                    items.append((mod.split(".")[0], mod.split(".")[0], None, 0, p))
-            out.append(("imp", items))
+                    items.append(ImportItem(mod.split(".")[0], mod.split(".")[0], None, 0, p))
+            out.append(Import(items=items))
         elif t is cst.ImportFrom:
             mod = _dotted(s.module) if s.module is not None else ""
             level = len(s.relative)
             items = []
             if isinstance(s.names, cst.ImportStar):
-                items.append(("*", mod, "*", level, None))
+                items.append(ImportItem("*", mod, "*", level, None))
             else:
                 for a in s.names:
                     p = self.pos(a, "alias", _dotted(a.name))
                     name = _dotted(a.name)
                     local = a.asname.name.value if a.asname is not None else name
-                    items.append((local, mod, name, level, p))
-            out.append(("imp", items))
+                    items.append(ImportItem(local, mod, name, level, p))
+            out.append(Import(items=items))
         elif t is cst.Global:
-            out.append(("glob", [n.name.value for n in s.names]))
+            out.append(Global(names=[n.name.value for n in s.names]))
         elif t is cst.Nonlocal:
-            out.append(("nonloc", [n.name.value for n in s.names]))
+            out.append(Nonlocal(names=[n.name.value for n in s.names]))
         elif t is cst.Del:
-            out.append(("ex", self.expr(s.target)))
+            out.append(ExprStmt(value=self.expr(s.target)))
         elif t is cst.Raise:
             if s.exc is not None:
-                out.append(("ex", self.expr(s.exc)))
+                out.append(ExprStmt(value=self.expr(s.exc)))
             if s.cause is not None:
-                out.append(("ex", self.expr(s.cause)))
+                out.append(ExprStmt(value=self.expr(s.cause)))
         elif t is cst.Assert:
-            out.append(("ex", self.expr(s.test)))
+            out.append(ExprStmt(value=self.expr(s.test)))
             if s.msg is not None:
-                out.append(("ex", self.expr(s.msg)))
+                out.append(ExprStmt(value=self.expr(s.msg)))
         else:  # pass, break, continue, type alias...
             self.generic(s)
 
@@ -254,13 +263,13 @@ class _Extractor:
     def params(self, ps):
         out = []
         for prm in list(ps.posonly_params) + list(ps.params):
-            out.append((prm.name.value, "pos", self.param_default(prm)))
+            out.append(Param(prm.name.value, "pos", self.param_default(prm)))
         if isinstance(ps.star_arg, cst.Param):
-            out.append((ps.star_arg.name.value, "var", self.param_default(ps.star_arg)))
+            out.append(Param(ps.star_arg.name.value, "var", self.param_default(ps.star_arg)))
         for prm in ps.kwonly_params:
-            out.append((prm.name.value, "kwonly", self.param_default(prm)))
+            out.append(Param(prm.name.value, "kwonly", self.param_default(prm)))
         if ps.star_kwarg is not None:
-            out.append((ps.star_kwarg.name.value, "kw", self.param_default(ps.star_kwarg)))
+            out.append(Param(ps.star_kwarg.name.value, "kw", self.param_default(ps.star_kwarg)))
         return out
 
     def param_default(self, prm):
@@ -282,35 +291,36 @@ class _Extractor:
     def target(self, e):
         t = type(e)
         if t is cst.Name:
-            return ("N", e.value)
+            return Name(id=e.value)
         if t is cst.Attribute:
-            return ("A", self.expr(e.value), e.attr.value)
+            return Attr(base=self.expr(e.value), attr=e.attr.value)
         if t is cst.Subscript:
             p = self.pos(e, "sub")
             base = self.expr(e.value)
-            return ("S", base, self.slice(e), p)
+            return Subscript(base=base, index=self.slice(e), pos=p)
         if t in (cst.Tuple, cst.List):
-            return ("T", [self.target(el.value) if not isinstance(el, cst.StarredElement)
-                          else ("*", self.target(el.value)) for el in e.elements])
+            return TupleExpr(elts=[self.target(el.value) if not isinstance(el, cst.StarredElement)
+                                   else Starred(value=self.target(el.value))
+                                   for el in e.elements])
         if t is cst.StarredElement:
-            return ("*", self.target(e.value))
+            return Starred(value=self.target(e.value))
         self.generic(e)
-        return ("O",)
+        return UNKNOWN
 
     def slice(self, e):
         if len(e.slice) == 1 and isinstance(e.slice[0].slice, cst.Index):
             return self.expr(e.slice[0].slice.value)
         for s in e.slice:
             self.generic(s)
-        return ("O",)
+        return UNKNOWN
 
     # -- expressions -----------------------------------------------------------------
     def expr(self, e):
         t = type(e)
         if t is cst.Name:
-            return ("N", e.value)
+            return Name(id=e.value)
         if t is cst.Attribute:
-            return ("A", self.expr(e.value), e.attr.value)
+            return Attr(base=self.expr(e.value), attr=e.attr.value)
         if t is cst.Call:
             p = self.pos(e, "call", _cdotted(e.func))
             func = self.expr(e.func)
@@ -319,42 +329,42 @@ class _Extractor:
                 ap = self.pos(a, "arg", a.keyword.value if a.keyword is not None else None)
                 v = self.expr(a.value)
                 if a.keyword is not None:
-                    args.append(("k", a.keyword.value, v, ap))
+                    args.append(Arg("k", a.keyword.value, v, ap))
                 elif a.star == "*":
-                    args.append(("*", None, v, ap))
+                    args.append(Arg("*", None, v, ap))
                 elif a.star == "**":
-                    args.append(("**", None, v, ap))
+                    args.append(Arg("**", None, v, ap))
                 else:
-                    args.append(("p", None, v, ap))
-            return ("C", func, args, p)
+                    args.append(Arg("p", None, v, ap))
+            return Call(func=func, args=args, pos=p)
         if t is cst.Integer:
             try:
-                return ("K", int(e.value.replace("_", ""), 0))
+                return Lit(value=int(e.value.replace("_", ""), 0))
             except ValueError:
-                return ("K", int(e.value.replace("_", "")))
+                return Lit(value=int(e.value.replace("_", "")))
         if t is cst.Float:
             try:
-                return ("K", float(e.value.replace("_", "")))
+                return Lit(value=float(e.value.replace("_", "")))
             except ValueError:
-                return ("O",)
+                return UNKNOWN
         if t is cst.SimpleString:
             try:
-                return ("K", e.evaluated_value if isinstance(e.evaluated_value, str) else None)
+                return Lit(value=e.evaluated_value if isinstance(e.evaluated_value, str) else None)
             except Exception:
-                return ("O",)
+                return UNKNOWN
         if t is cst.UnaryOperation:
             v = self.expr(e.expression)
-            if isinstance(e.operator, cst.Minus) and v[0] == "K" and \
-                    isinstance(v[1], (int, float)) and not isinstance(v[1], bool):
-                return ("K", -v[1])
-            if isinstance(e.operator, cst.Plus) and v[0] == "K":
+            if isinstance(e.operator, cst.Minus) and type(v) is Lit and \
+                    isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
+                return Lit(value=-v.value)
+            if isinstance(e.operator, cst.Plus) and type(v) is Lit:
                 return v
-            return ("O",)
+            return UNKNOWN
         if t is cst.Tuple:
-            return ("T", [self.elem(x) for x in e.elements])
+            return TupleExpr(elts=[self.elem(x) for x in e.elements])
         if t is cst.List:
             p = self.pos_list(e)
-            return ("L", [self.elem(x) for x in e.elements], p)
+            return ListExpr(elts=[self.elem(x) for x in e.elements], pos=p)
         if t is cst.Dict:
             p = self.pos_list(e)
             items = []
@@ -362,24 +372,24 @@ class _Extractor:
                 ep = self.pos(el, "delem")
                 if isinstance(el, cst.DictElement):
                     k = self.expr(el.key)
-                    items.append((k, self.expr(el.value), ep))
+                    items.append(DictItem(k, self.expr(el.value), ep))
                 else:
-                    items.append((None, self.expr(el.value), ep))
-            return ("D", items, p)
+                    items.append(DictItem(None, self.expr(el.value), ep))
+            return DictExpr(items=items, pos=p)
         if t is cst.IfExp:  # source order: body, test, orelse
             body = self.expr(e.body)
             self.expr(e.test)
-            return ("I", body, self.expr(e.orelse))
+            return Either(a=body, b=self.expr(e.orelse))
         if t is cst.BooleanOperation:
-            return ("I", self.expr(e.left), self.expr(e.right))
+            return Either(a=self.expr(e.left), b=self.expr(e.right))
         if t is cst.Subscript:
             p = self.pos(e, "sub")
             base = self.expr(e.value)
-            return ("S", base, self.slice(e), p)
+            return Subscript(base=base, index=self.slice(e), pos=p)
         if t is cst.Name and e.value in ("None", "True", "False"):
             pass
         if t is cst.StarredElement:
-            return ("*", self.expr(e.value))
+            return Starred(value=self.expr(e.value))
         if t is cst.NamedExpr:
             v = self.expr(e.value)
             if isinstance(e.target, cst.Name):
@@ -389,16 +399,16 @@ class _Extractor:
             return self.expr(e.expression)
         if t is cst.Lambda:
             self.generic(e)
-            return ("O",)
+            return UNKNOWN
         if t is cst.ConcatenatedString:
             self.generic(e)
-            return ("O",)
+            return UNKNOWN
         self.generic(e)
-        return ("O",)
+        return UNKNOWN
 
     def elem(self, x):
         if isinstance(x, cst.StarredElement):
-            return ("*", self.expr(x.value))
+            return Starred(value=self.expr(x.value))
         return self.expr(x.value)
 
     def pos_list(self, e):

@@ -11,7 +11,10 @@ from typing import TYPE_CHECKING, Callable
 
 from analyzer.sites import bindings as B
 from analyzer.sites.bindings import WINDOW_KEYS, Entry
-from analyzer.sites.ir import ClassIR, FuncIR, ModuleIR
+from analyzer.sites.ir import (UNKNOWN, Assign, Attr, AugAssign, Block, Call, ClassDef, ClassIR,
+                              DictExpr, Either, ExprStmt, FuncDef, FuncIR, Global, If, Import,
+                              ListExpr, Lit, Loop, ModuleIR, Name, Nonlocal, Return, Starred,
+                              Subscript, Try, TupleExpr, With, walk as walk_ir)
 
 if TYPE_CHECKING:
     from analyzer.sites.flow import Solver
@@ -142,7 +145,7 @@ class Fn:
         self.parent = parent
         self.cls = cls
         self.params = list(ir.params) if ir is not None else []
-        self.first_param = self.params[0][0] if (cls is not None and self.params) else None
+        self.first_param = self.params[0].name if (cls is not None and self.params) else None
         self.defs: dict[str, list] = {}
         self.def_count: dict[str, int] = {}
         self.loop_defined: set[str] = set()
@@ -212,35 +215,10 @@ class Mod:
 
 
 def _walk_expr_calls(e, out: list, guards, tte):
-    """Every call expression inside ``e`` (pre-order)."""
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if not isinstance(x, tuple) or not x:
-            continue
-        tag = x[0]
-        if tag == "C":
+    """Every call expression inside ``e`` (``ir.walk``'s order)."""
+    for x in walk_ir(e):
+        if type(x) is Call:
             out.append((x, guards, tte))
-            stack.append(x[1])
-            for a in x[2]:
-                stack.append(a[2])
-        elif tag == "A":
-            stack.append(x[1])
-        elif tag in ("T", "L"):
-            stack.extend(x[1])
-        elif tag == "*":
-            stack.append(x[1])
-        elif tag == "D":
-            for k, v, _ in x[1]:
-                if k is not None:
-                    stack.append(k)
-                stack.append(v)
-        elif tag == "I":
-            stack.append(x[1])
-            stack.append(x[2])
-        elif tag == "S":
-            stack.append(x[1])
-            stack.append(x[2])
 
 
 def build_module(mod: Mod) -> None:
@@ -256,10 +234,10 @@ def build_module(mod: Mod) -> None:
 
     def walk(fn: Fn, stmts, guards: tuple, tte: bool, loop: bool, top: bool):
         for st in stmts:
-            tag = st[0]
-            if tag == "imp":
-                for item in st[1]:
-                    local = item[0]
+            t = type(st)
+            if t is Import:
+                for item in st.items:
+                    local = item.local
                     if local == "*":
                         continue
                     fn.defs.setdefault(local, []).append(("import", item, guards))
@@ -268,62 +246,57 @@ def build_module(mod: Mod) -> None:
                         fn.loop_defined.add(local)
                     if not top:
                         fn.imports.append(item)
-            elif tag == "asg":
-                _, targets, value, pos = st
+            elif t is Assign:
+                _walk_expr_calls(st.value, fn.calls, guards, tte)
+                for tg in st.targets:
+                    bind(fn, tg, st.value, guards, tte, loop, st.pos)
+            elif t is AugAssign:
+                tg, value = st.target, st.value
                 _walk_expr_calls(value, fn.calls, guards, tte)
-                for t in targets:
-                    bind(fn, t, value, guards, tte, loop, pos)
-            elif tag == "aug":
-                _, t, value, pos = st
-                _walk_expr_calls(value, fn.calls, guards, tte)
-                if t[0] == "N":
-                    if value[0] in ("L", "T"):
-                        fn.list_ext.setdefault(t[1], []).append((value[1], guards))
+                if isinstance(tg, Name):
+                    if isinstance(value, (ListExpr, TupleExpr)):
+                        fn.list_ext.setdefault(tg.id, []).append((value.elts, guards))
                     else:
-                        fn.defs.setdefault(t[1], []).append(("opaque", "augmented assignment", guards))
-                    fn.def_count[t[1]] = fn.def_count.get(t[1], 0) + 1
+                        fn.defs.setdefault(tg.id, []).append(("opaque", "augmented assignment", guards))
+                    fn.def_count[tg.id] = fn.def_count.get(tg.id, 0) + 1
                 else:
-                    bind(fn, t, ("O",), guards, tte, loop, pos)
-            elif tag == "if":
-                _, tf, ff, body, orelse = st
-                nested(fn, body, guards + tuple(tf), tte, loop, top)
-                nested(fn, orelse, guards + tuple(ff), tte, loop, top)
-            elif tag == "try":
-                _, body, handlers, orelse, final = st
-                te = tte or any(("TypeError" in names or "*" in names or "Exception" in names)
-                                for names, _ in handlers)
-                nested(fn, body, guards, te, loop, top)
-                for _, hb in handlers:
-                    nested(fn, hb, guards, tte, loop, top)
-                nested(fn, orelse, guards, tte, loop, top)
-                nested(fn, final, guards, tte, loop, top)
-            elif tag == "loop":
-                _, target, it, body, orelse = st
-                _walk_expr_calls(it, fn.calls, guards, tte)
-                if target is not None:
-                    bind(fn, target, ("O",), guards, tte, True, None)
-                nested(fn, body, guards, tte, True, top)
-                nested(fn, orelse, guards, tte, loop, top)
-            elif tag == "with":
-                _, items, body = st
-                for e, t in items:
-                    _walk_expr_calls(e, fn.calls, guards, tte)
-                    if t is not None:
-                        bind(fn, t, ("O",), guards, tte, loop, None)
-                nested(fn, body, guards, tte, loop, top)
-            elif tag == "def":
-                f: FuncIR = st[1]
+                    bind(fn, tg, UNKNOWN, guards, tte, loop, st.pos)
+            elif t is If:
+                nested(fn, st.body, guards + tuple(st.true_facts), tte, loop, top)
+                nested(fn, st.orelse, guards + tuple(st.false_facts), tte, loop, top)
+            elif t is Try:
+                te = tte or any(("TypeError" in h.names or "*" in h.names or "Exception" in h.names)
+                                for h in st.handlers)
+                nested(fn, st.body, guards, te, loop, top)
+                for h in st.handlers:
+                    nested(fn, h.body, guards, tte, loop, top)
+                nested(fn, st.orelse, guards, tte, loop, top)
+                nested(fn, st.final, guards, tte, loop, top)
+            elif t is Loop:
+                _walk_expr_calls(st.iter, fn.calls, guards, tte)
+                if st.target is not None:
+                    bind(fn, st.target, UNKNOWN, guards, tte, True, None)
+                nested(fn, st.body, guards, tte, True, top)
+                nested(fn, st.orelse, guards, tte, loop, top)
+            elif t is With:
+                for item in st.items:
+                    _walk_expr_calls(item.expr, fn.calls, guards, tte)
+                    if item.target is not None:
+                        bind(fn, item.target, UNKNOWN, guards, tte, loop, None)
+                nested(fn, st.body, guards, tte, loop, top)
+            elif t is FuncDef:
+                f: FuncIR = st.func
                 for d in f.decorators:
                     _walk_expr_calls(d, fn.calls, guards, tte)
-                for _, _, default in f.params:
-                    if default is not None:
-                        _walk_expr_calls(default, fn.calls, guards, tte)
+                for p in f.params:
+                    if p.default is not None:
+                        _walk_expr_calls(p.default, fn.calls, guards, tte)
                 child = make_fn(f, fn if fn.ir is not None else None)
                 fn.nested[f.name] = child
                 fn.defs.setdefault(f.name, []).append(("def", child, guards))
                 fn.def_count[f.name] = fn.def_count.get(f.name, 0) + 1
-            elif tag == "cls":
-                c: ClassIR = st[1]
+            elif t is ClassDef:
+                c: ClassIR = st.cls
                 for d in c.decorators + c.bases:
                     _walk_expr_calls(d, fn.calls, guards, tte)
                 cls = make_cls(c)
@@ -331,17 +304,17 @@ def build_module(mod: Mod) -> None:
                 fn.def_count[c.name] = fn.def_count.get(c.name, 0) + 1
                 # class-body code runs in the enclosing scope's time; calls there are collected
                 walk_class(fn, cls, c.body, guards, tte)
-            elif tag == "ret":
-                _walk_expr_calls(st[1], fn.calls, guards, tte)
-                fn.returns.append((st[1], guards))
-            elif tag == "glob":
-                fn.globals.update(st[1])
-            elif tag == "nonloc":
+            elif t is Return:
+                _walk_expr_calls(st.value, fn.calls, guards, tte)
+                fn.returns.append((st.value, guards))
+            elif t is Global:
+                fn.globals.update(st.names)
+            elif t is Nonlocal:
                 # the enclosing function's name is rebound here, at whatever time this
                 # function runs: there it may hold anything (a binding with no line is never
                 # hidden by a later one); here it is the enclosing function's name
                 p = fn.parent
-                for name in st[1]:
+                for name in st.names:
                     q = p
                     while q is not None and q.ir is not None and name not in q.defs:
                         q = q.parent
@@ -350,93 +323,89 @@ def build_module(mod: Mod) -> None:
                             ("opaque", f"{name} is rebound by the nested function "
                                        f"{fn.qualname} (nonlocal)", ()))
                         q.def_count[name] = q.def_count.get(name, 0) + 1
-                fn.nonlocals.update(st[1])
-            elif tag == "ex":
-                _walk_expr_calls(st[1], fn.calls, guards, tte)
-                e = st[1]
+                fn.nonlocals.update(st.names)
+            elif t is ExprStmt:
+                e = st.value
+                _walk_expr_calls(e, fn.calls, guards, tte)
                 # ``kw.update(window_size=...)`` as a statement: a store of each keyword it names
-                if e[0] == "C" and e[1][0] == "A" and e[1][1][0] == "N" and e[1][2] == "update" \
-                        and isinstance(e[3], list) and e[3] and isinstance(e[3][0], int):
-                    for a in e[2]:
-                        if a[0] == "k":
-                            fn.store_lines.setdefault((e[1][1][1], a[1]), []).append(
-                                (e[3][0], fn.depth == 0 and not loop))
-            elif tag == "blk":
-                for b in st[1]:
+                if isinstance(e, Call) and isinstance(e.func, Attr) and isinstance(e.func.base, Name) \
+                        and e.func.attr == "update" \
+                        and isinstance(e.pos, list) and e.pos and isinstance(e.pos[0], int):
+                    for a in e.args:
+                        if a.kind == "k":
+                            fn.store_lines.setdefault((e.func.base.id, a.kw), []).append(
+                                (e.pos[0], fn.depth == 0 and not loop))
+            elif t is Block:
+                for b in st.bodies:
                     nested(fn, b, guards, tte, loop, top)
 
     def walk_class(fn: Fn, cls: Cls, stmts, guards, tte):
         for st in stmts:
-            if st[0] == "def":
-                f: FuncIR = st[1]
+            if isinstance(st, FuncDef):
+                f: FuncIR = st.func
                 for d in f.decorators:
                     _walk_expr_calls(d, fn.calls, guards, tte)
                 m = make_fn(f, fn if fn.ir is not None else None, cls)
                 cls.methods[f.name] = m
-            elif st[0] == "cls":
-                c = st[1]
+            elif isinstance(st, ClassDef):
+                c = st.cls
                 inner = make_cls(c)
                 walk_class(fn, inner, c.body, guards, tte)
-            elif st[0] in ("asg", "ex", "ret"):
-                e = st[2] if st[0] == "asg" else st[1]
-                _walk_expr_calls(e, fn.calls, guards, tte)
-            elif st[0] == "if":
-                walk_class(fn, cls, st[3], guards, tte)
-                walk_class(fn, cls, st[4], guards, tte)
-            elif st[0] == "try":
-                walk_class(fn, cls, st[1], guards, tte)
-                for _, hb in st[2]:
-                    walk_class(fn, cls, hb, guards, tte)
-                walk_class(fn, cls, st[3], guards, tte)
-                walk_class(fn, cls, st[4], guards, tte)
+            elif isinstance(st, (Assign, ExprStmt, Return)):
+                _walk_expr_calls(st.value, fn.calls, guards, tte)
+            elif isinstance(st, If):
+                walk_class(fn, cls, st.body, guards, tte)
+                walk_class(fn, cls, st.orelse, guards, tte)
+            elif isinstance(st, Try):
+                walk_class(fn, cls, st.body, guards, tte)
+                for h in st.handlers:
+                    walk_class(fn, cls, h.body, guards, tte)
+                walk_class(fn, cls, st.orelse, guards, tte)
+                walk_class(fn, cls, st.final, guards, tte)
 
     def bind(fn: Fn, t, value, guards, tte, loop, pos):
-        tag = t[0]
-        if tag == "N":
-            name = t[1]
+        if isinstance(t, Name):
+            name = t.id
             fn.defs.setdefault(name, []).append(("expr", (value, pos), guards))
             fn.def_count[name] = fn.def_count.get(name, 0) + 1
             if loop:
                 fn.loop_defined.add(name)
             elif fn.depth == 0 and pos and isinstance(pos[0], int):
                 fn.straight.setdefault(name, []).append(pos[0])
-        elif tag == "S":
-            _, base, idx, spos = t
+        elif isinstance(t, Subscript):
+            base, idx, spos = t.base, t.index, t.pos
             _walk_expr_calls(base, fn.calls, guards, tte)
             _walk_expr_calls(idx, fn.calls, guards, tte)
-            if base[0] == "N":
-                fn.sub_stores.setdefault(base[1], []).append((idx, value, guards, spos, pos))
-                if idx[0] == "K" and isinstance(idx[1], str) and pos and isinstance(pos[0], int):
+            if isinstance(base, Name):
+                fn.sub_stores.setdefault(base.id, []).append((idx, value, guards, spos, pos))
+                if isinstance(idx, Lit) and isinstance(idx.value, str) and pos \
+                        and isinstance(pos[0], int):
                     # (line, unconditional): an unconditional store hides the key's older
                     # entries from a later read; a conditional one may
-                    fn.store_lines.setdefault((base[1], idx[1]), []).append(
+                    fn.store_lines.setdefault((base.id, idx.value), []).append(
                         (pos[0], fn.depth == 0 and not loop))
-        elif tag == "A":
-            _, base, attr = t
-            _walk_expr_calls(base, fn.calls, guards, tte)
-            k = _keyof(base)
+        elif isinstance(t, Attr):
+            _walk_expr_calls(t.base, fn.calls, guards, tte)
+            k = _keyof(t.base)
             if k is not None:
-                fn.attr_stores.setdefault((k, attr), []).append((value, guards, pos))
-                fn.attr_assigned.add(f"{k}.{attr}")
-        elif tag in ("T",):
-            elts = t[1]
-            if value[0] in ("T", "L") and len(value[1]) == len(elts) and \
-                    not any(isinstance(x, tuple) and x and x[0] == "*" for x in value[1]):
-                for sub, v in zip(elts, value[1]):
+                fn.attr_stores.setdefault((k, t.attr), []).append((value, guards, pos))
+                fn.attr_assigned.add(f"{k}.{t.attr}")
+        elif isinstance(t, TupleExpr):
+            elts = t.elts
+            if isinstance(value, (TupleExpr, ListExpr)) and len(value.elts) == len(elts) and \
+                    not any(isinstance(x, Starred) for x in value.elts):
+                for sub, v in zip(elts, value.elts):
                     bind(fn, sub, v, guards, tte, loop, pos)
             else:
                 for sub in elts:
-                    bind(fn, sub, ("O",), guards, tte, loop, pos)
-        elif tag == "*":
-            bind(fn, t[1], ("O",), guards, tte, loop, pos)
+                    bind(fn, sub, UNKNOWN, guards, tte, loop, pos)
+        elif isinstance(t, Starred):
+            bind(fn, t.value, UNKNOWN, guards, tte, loop, pos)
 
     def make_fn(f: FuncIR, parent: Fn | None, cls: Cls | None = None) -> Fn:
         child = Fn(mod, f, f.qualname, parent, cls)
         mod.functions[f.qualname] = child
         mod.all_fns.append(child)
-        for _, _, default in f.params:
-            if default is not None:
-                pass
         walk(child, f.body, (), False, False, False)
         return child
 
@@ -448,18 +417,18 @@ def build_module(mod: Mod) -> None:
     walk(mod.top, mod.ir.body, (), False, False, True)
     for fn in mod.all_fns:
         for call, guards, _ in fn.calls:
-            func = call[1]
-            if func[0] == "A" and func[1][0] == "N":
-                if func[2] == "update":
-                    fn.updates.setdefault(func[1][1], []).append((call, guards))
-                elif func[2] in ("append", "extend", "insert"):
-                    args = [a[2] for a in call[2] if a[0] == "p"]
-                    if func[2] == "append" and args:
-                        fn.list_ext.setdefault(func[1][1], []).append(([args[0]], guards))
-                    elif func[2] == "extend" and args and args[0][0] in ("L", "T"):
-                        fn.list_ext.setdefault(func[1][1], []).append((args[0][1], guards))
+            func = call.func
+            if isinstance(func, Attr) and isinstance(func.base, Name):
+                if func.attr == "update":
+                    fn.updates.setdefault(func.base.id, []).append((call, guards))
+                elif func.attr in ("append", "extend", "insert"):
+                    args = [a.value for a in call.args if a.kind == "p"]
+                    if func.attr == "append" and args:
+                        fn.list_ext.setdefault(func.base.id, []).append(([args[0]], guards))
+                    elif func.attr == "extend" and args and isinstance(args[0], (ListExpr, TupleExpr)):
+                        fn.list_ext.setdefault(func.base.id, []).append((args[0].elts, guards))
                     elif args:
-                        fn.list_ext.setdefault(func[1][1], []).append(([("O",)], guards))
+                        fn.list_ext.setdefault(func.base.id, []).append(([UNKNOWN], guards))
 
 
 def reaching_defs(fn: "Fn", name: str, line: int | None) -> list:
@@ -488,32 +457,31 @@ def reaching_defs(fn: "Fn", name: str, line: int | None) -> list:
 
 
 def _keyof(e) -> str | None:
-    if e[0] == "N":
-        return e[1]
-    if e[0] == "A":
-        b = _keyof(e[1])
-        return f"{b}.{e[2]}" if b else None
+    if isinstance(e, Name):
+        return e.id
+    if isinstance(e, Attr):
+        b = _keyof(e.base)
+        return f"{b}.{e.attr}" if b else None
     return None
 
 
 def expr_label(e, depth: int = 0) -> str:
     """A short spelling of an IR expression (labels of wrappers and callees)."""
-    if depth > 6 or not isinstance(e, tuple) or not e:
+    if depth > 6:
         return "..."
-    tag = e[0]
-    if tag == "N":
-        return e[1]
-    if tag == "A":
-        return f"{expr_label(e[1], depth + 1)}.{e[2]}"
-    if tag == "C":
-        inner = "" if not e[2] else "..."
-        return f"{expr_label(e[1], depth + 1)}({inner})"
-    if tag == "K":
-        return repr(e[1])
-    if tag == "S":
-        return f"{expr_label(e[1], depth + 1)}[{expr_label(e[2], depth + 1)}]"
-    if tag == "T":
-        return "(" + ", ".join(expr_label(x, depth + 1) for x in e[1]) + ")"
+    if isinstance(e, Name):
+        return e.id
+    if isinstance(e, Attr):
+        return f"{expr_label(e.base, depth + 1)}.{e.attr}"
+    if isinstance(e, Call):
+        inner = "" if not e.args else "..."
+        return f"{expr_label(e.func, depth + 1)}({inner})"
+    if isinstance(e, Lit):
+        return repr(e.value)
+    if isinstance(e, Subscript):
+        return f"{expr_label(e.base, depth + 1)}[{expr_label(e.index, depth + 1)}]"
+    if isinstance(e, TupleExpr):
+        return "(" + ", ".join(expr_label(x, depth + 1) for x in e.elts) + ")"
     return "..."
 
 
@@ -566,7 +534,8 @@ class _Lazy:
         self.solver, self.m, self.item = solver, m, item
 
     def __call__(self):
-        return self.solver._memo(("lazy", self.m.path, self.item[0], self.item[3], self.item[1], self.item[2]),
+        item = self.item
+        return self.solver._memo(("lazy", self.m.path, item.local, item.level, item.module, item.attr),
                                  lambda: self.solver.import_value(self.m, self.item, self.m.top))
 
 
@@ -655,7 +624,7 @@ def container_escapes(fn: "Fn", name: str) -> tuple[tuple, tuple]:
 
 
 def _is(e, name) -> bool:
-    return isinstance(e, tuple) and len(e) == 2 and e[0] == "N" and e[1] == name
+    return isinstance(e, Name) and e.id == name
 
 
 def module_container_escapes(mod: "Mod", name: str) -> tuple:
@@ -681,98 +650,91 @@ def _scan_uses(stmts, name, d: list, lst: list, strict_defs: bool = False) -> No
         lst.extend(shared)
         return
     for st in stmts:
-        tag = st[0]
-        if tag == "asg":
-            _, targets, value, _ = st
-            if _is(value, name):
-                both(f"{name} is aliased ({expr_label(targets[0])} = {name})")
+        if isinstance(st, Assign):
+            if _is(st.value, name):
+                both(f"{name} is aliased ({expr_label(st.targets[0])} = {name})")
             else:
-                _scan_expr(value, name, d, lst, both)
-            for t in targets:
+                _scan_expr(st.value, name, d, lst, both)
+            for t in st.targets:
                 _scan_target(t, name, d, lst, both)
-        elif tag == "aug":
-            _scan_target(st[1], name, d, lst, both, aug=True)
-            _scan_expr(st[2], name, d, lst, both)
-        elif tag == "ex":
-            e = st[1]
-            if isinstance(e, tuple) and e and e[0] == "S" and _is(e[1], name):
+        elif isinstance(st, AugAssign):
+            _scan_target(st.target, name, d, lst, both, aug=True)
+            _scan_expr(st.value, name, d, lst, both)
+        elif isinstance(st, ExprStmt):
+            e = st.value
+            if isinstance(e, Subscript) and _is(e.base, name):
                 both(f"del {name}[...]")          # an expression statement of a subscript
             else:
                 _scan_expr(e, name, d, lst, both)
-        elif tag == "ret":
-            if not _is(st[1], name):
-                _scan_expr(st[1], name, d, lst, both)
-        elif tag == "if":
-            _scan_uses(st[3], name, d, lst, strict_defs)
-            _scan_uses(st[4], name, d, lst, strict_defs)
-        elif tag == "try":
-            _scan_uses(st[1], name, d, lst, strict_defs)
-            for _, hb in st[2]:
-                _scan_uses(hb, name, d, lst, strict_defs)
-            _scan_uses(st[3], name, d, lst, strict_defs)
-            _scan_uses(st[4], name, d, lst, strict_defs)
-        elif tag == "loop":
-            if st[1] is not None:
-                _scan_target(st[1], name, d, lst, both)
-            _scan_expr(st[2], name, d, lst, both)
-            _scan_uses(st[3], name, d, lst, strict_defs)
-            _scan_uses(st[4], name, d, lst, strict_defs)
-        elif tag == "with":
-            for e, t in st[1]:
-                _scan_expr(e, name, d, lst, both)
-            _scan_uses(st[2], name, d, lst, strict_defs)
-        elif tag == "blk":
-            for b in st[1]:
+        elif isinstance(st, Return):
+            if not _is(st.value, name):
+                _scan_expr(st.value, name, d, lst, both)
+        elif isinstance(st, If):
+            _scan_uses(st.body, name, d, lst, strict_defs)
+            _scan_uses(st.orelse, name, d, lst, strict_defs)
+        elif isinstance(st, Try):
+            _scan_uses(st.body, name, d, lst, strict_defs)
+            for h in st.handlers:
+                _scan_uses(h.body, name, d, lst, strict_defs)
+            _scan_uses(st.orelse, name, d, lst, strict_defs)
+            _scan_uses(st.final, name, d, lst, strict_defs)
+        elif isinstance(st, Loop):
+            if st.target is not None:
+                _scan_target(st.target, name, d, lst, both)
+            _scan_expr(st.iter, name, d, lst, both)
+            _scan_uses(st.body, name, d, lst, strict_defs)
+            _scan_uses(st.orelse, name, d, lst, strict_defs)
+        elif isinstance(st, With):
+            for item in st.items:
+                _scan_expr(item.expr, name, d, lst, both)
+            _scan_uses(st.body, name, d, lst, strict_defs)
+        elif isinstance(st, Block):
+            for b in st.bodies:
                 _scan_uses(b, name, d, lst, strict_defs)
-        elif tag == "def":
-            f = st[1]
-            if any(pn == name for pn, _, _ in f.params):
+        elif isinstance(st, FuncDef):
+            f = st.func
+            if any(p.name == name for p in f.params):
                 continue                     # the nested function's own name
-            for _, _, default in f.params:
-                if default is not None:
-                    _scan_expr(default, name, d, lst, both)
+            for p in f.params:
+                if p.default is not None:
+                    _scan_expr(p.default, name, d, lst, both)
             _scan_uses(f.body, name, d, lst, strict_defs)   # a closure may change it whenever it runs
-        elif tag == "cls":
-            _scan_uses(st[1].body, name, d, lst, strict_defs)
+        elif isinstance(st, ClassDef):
+            _scan_uses(st.cls.body, name, d, lst, strict_defs)
 
 
 def _scan_target(t, name, d, lst, both, aug=False) -> None:
-    tag = t[0]
-    if tag == "S":
-        if _is(t[1], name):
+    if isinstance(t, Subscript):
+        if _is(t.base, name):
             lst.append(f"{name}[...] = ... (an item stored)")
         else:
-            _scan_expr(t[1], name, d, lst, both)
-        _scan_expr(t[2], name, d, lst, both)
-    elif tag == "A":
-        if _is(t[1], name):
-            both(f"{name}.{t[2]} is set")
+            _scan_expr(t.base, name, d, lst, both)
+        _scan_expr(t.index, name, d, lst, both)
+    elif isinstance(t, Attr):
+        if _is(t.base, name):
+            both(f"{name}.{t.attr} is set")
         else:
-            _scan_expr(t[1], name, d, lst, both)
-    elif tag in ("T", "L"):
-        for x in t[1]:
+            _scan_expr(t.base, name, d, lst, both)
+    elif isinstance(t, (TupleExpr, ListExpr)):
+        for x in t.elts:
             _scan_target(x, name, d, lst, both)
-    elif tag == "*":
-        _scan_target(t[1], name, d, lst, both)
+    elif isinstance(t, Starred):
+        _scan_target(t.value, name, d, lst, both)
 
 
 def _scan_expr(e, name, d, lst, both) -> None:
-    if not isinstance(e, tuple) or not e:
-        return
-    tag = e[0]
-    if tag == "C":
-        func, args = e[1], e[2]
-        if isinstance(func, tuple) and func and func[0] == "A" and _is(func[1], name):
-            m = func[2]
+    if isinstance(e, Call):
+        func = e.func
+        if isinstance(func, Attr) and _is(func.base, name):
+            m = func.attr
             if m not in _DICT_METHODS:
                 d.append(f"{name}.{m}(...)")
             if m not in _LIST_METHODS:
                 lst.append(f"{name}.{m}(...)")
         else:
             _scan_expr(func, name, d, lst, both)
-        plain = isinstance(func, tuple) and func and func[0] == "N" and \
-            func[1] in _READ_ONLY_CALLS
-        for kind, kw, a, _ in args:
+        plain = isinstance(func, Name) and func.id in _READ_ONLY_CALLS
+        for kind, kw, a, _ in e.args:
             if _is(a, name):
                 if kind in ("**", "*") or plain or kw in WINDOW_KEYS:
                     continue                # read: a splat, a copy, an iteration, the window
@@ -780,29 +742,29 @@ def _scan_expr(e, name, d, lst, both) -> None:
             else:
                 _scan_expr(a, name, d, lst, both)
         return
-    if tag == "A":
-        if _is(e[1], name):
-            if e[2] not in _DICT_METHODS:
-                d.append(f"{name}.{e[2]} is read as a value")
-            if e[2] not in _LIST_METHODS:
-                lst.append(f"{name}.{e[2]} is read as a value")
+    if isinstance(e, Attr):
+        if _is(e.base, name):
+            if e.attr not in _DICT_METHODS:
+                d.append(f"{name}.{e.attr} is read as a value")
+            if e.attr not in _LIST_METHODS:
+                lst.append(f"{name}.{e.attr} is read as a value")
             return
-        _scan_expr(e[1], name, d, lst, both)
+        _scan_expr(e.base, name, d, lst, both)
         return
-    if tag == "S":
-        if not _is(e[1], name):
-            _scan_expr(e[1], name, d, lst, both)
-        _scan_expr(e[2], name, d, lst, both)
+    if isinstance(e, Subscript):
+        if not _is(e.base, name):
+            _scan_expr(e.base, name, d, lst, both)
+        _scan_expr(e.index, name, d, lst, both)
         return
-    if tag in ("T", "L"):
-        for x in e[1]:
+    if isinstance(e, (TupleExpr, ListExpr)):
+        for x in e.elts:
             if _is(x, name):
-                both(f"{name} is stored in a {'tuple' if tag == 'T' else 'list'}")
+                both(f"{name} is stored in a {'tuple' if isinstance(e, TupleExpr) else 'list'}")
             else:
                 _scan_expr(x, name, d, lst, both)
         return
-    if tag == "D":
-        for k, v, _ in e[1]:
+    if isinstance(e, DictExpr):
+        for k, v, _ in e.items:
             if k is None and _is(v, name):
                 continue                    # {**name}: a copy
             if _is(v, name) or _is(k, name):
@@ -811,16 +773,16 @@ def _scan_expr(e, name, d, lst, both) -> None:
                 _scan_expr(k, name, d, lst, both)
                 _scan_expr(v, name, d, lst, both)
         return
-    if tag == "I":
-        for x in (e[1], e[2]):
+    if isinstance(e, Either):
+        for x in (e.a, e.b):
             if _is(x, name):
                 both(f"{name} is chosen by a conditional")
             else:
                 _scan_expr(x, name, d, lst, both)
         return
-    if tag == "*":
-        if not _is(e[1], name):
-            _scan_expr(e[1], name, d, lst, both)
+    if isinstance(e, Starred):
+        if not _is(e.value, name):
+            _scan_expr(e.value, name, d, lst, both)
 
 
 _BUILTINS = frozenset(dir(__builtins__) if isinstance(__builtins__, dict) is False else __builtins__) \

@@ -7,6 +7,7 @@ other's through ``self``)."""
 from __future__ import annotations
 
 from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
+from analyzer.sites.ir import Attr, Name
 
 
 class CallEdges:
@@ -28,17 +29,18 @@ class CallEdges:
         return self._callers.get(fn.key, [])
 
     def static_callees(self, fn: Fn, call) -> list:
-        func = call[1]
+        func = call.func
         out = []
-        if func[0] == "A" and func[2] == "apply":
-            for v, _ in self.eval(_FnCtx(self, fn, True), func[1]):
+        if isinstance(func, Attr) and func.attr == "apply":
+            for v, _ in self.eval(_FnCtx(self, fn, True), func.base):
                 if isinstance(v, ClassRef):
                     cls = self.clss.get(v.key)
                     if cls is not None and "forward" in cls.methods:
                         out.append((cls.methods["forward"].key, 1))
             return out
-        if func[0] == "A" and func[1][0] == "N" and fn.cls is not None and func[1][1] == fn.first_param:
-            m = fn.cls.methods.get(func[2])
+        if isinstance(func, Attr) and isinstance(func.base, Name) and fn.cls is not None \
+                and func.base.id == fn.first_param:
+            m = fn.cls.methods.get(func.attr)
             if m is not None:
                 out.append((m.key, 1))
             return out
@@ -83,8 +85,8 @@ class CallEdges:
         if hit is not None:
             return hit
         params = callee.params[shift:]
-        pos_names = [p[0] for p in params if p[1] == "pos"]
-        named = {p[0] for p in params if p[1] in ("pos", "kwonly")}
+        pos_names = [p.name for p in params if p.kind == "pos"]
+        named = {p.name for p in params if p.kind in ("pos", "kwonly")}
         src: dict[str, list] = {}
         keymap: dict[str, str] = {}
         consts: dict[str, bool] = {}
@@ -101,8 +103,8 @@ class CallEdges:
                     k = _keyof(expr)
                     if k is not None and fnkey == caller.key:
                         keymap[k] = pn
-                    if expr[0] == "N" and expr[1] in ("True", "False"):
-                        consts[pn] = expr[1] == "True"
+                    if isinstance(expr, Name) and expr.id in ("True", "False"):
+                        consts[pn] = expr.id == "True"
                 else:
                     extra_pos.append((i_exact, expr, fnkey, facts))
             else:
@@ -110,7 +112,7 @@ class CallEdges:
                     src.setdefault(pn, []).append((expr, fnkey, facts, False))
                 extra_pos.append((None, expr, fnkey, facts))
 
-        for kind, kw, e, apos in call[2]:
+        for kind, kw, e, apos in call.args:
             if kind == "p":
                 put(offset if exact else None, offset, e, caller.key, EMPTY)
                 offset += 1
@@ -143,8 +145,8 @@ class CallEdges:
                     k = _keyof(e)
                     if k is not None:
                         keymap[k] = kw
-                    if e[0] == "N" and e[1] in ("True", "False"):
-                        consts[kw] = e[1] == "True"
+                    if isinstance(e, Name) and e.id in ("True", "False"):
+                        consts[kw] = e.id == "True"
                 else:
                     extra_kw.append((kw, e, apos))
             elif kind == "**":
@@ -163,7 +165,7 @@ class CallEdges:
         edge = self._edge(callee, caller, call, shift)
         keymap, consts = edge["keymap"], edge["consts"]
         out = set()
-        line = call[3][0] if isinstance(call[3][0], int) else 0
+        line = call.pos[0] if isinstance(call.pos[0], int) else 0
         step = f"parameter {name} of {callee.qualname} <- call at {caller.mod.path}:{line}"
 
         def add(expr, fnkey, facts):
@@ -233,7 +235,7 @@ class CallEdges:
 
     def wrapper_ref(self, ctx, func) -> WrapRef:
         label = expr_label(func)
-        if func[0] in ("N", "A"):
+        if isinstance(func, (Name, Attr)):
             for v, _ in self.eval(ctx, func):
                 if isinstance(v, FuncRef):
                     target = self.fns.get(v.key)

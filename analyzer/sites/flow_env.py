@@ -8,6 +8,10 @@ other's through ``self``)."""
 from __future__ import annotations
 
 from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
+from analyzer.sites.ir import (UNKNOWN, Assign, AugAssign, Block, Call, ClassDef, ExprStmt,
+                              FuncDef, If, Import, ListExpr, Lit, Loop, Name, Subscript, Try,
+                              TupleExpr, With, walk as walk_ir)
+from analyzer.sites.flow_base import _is
 
 
 class ImportsEnv:
@@ -42,8 +46,8 @@ class ImportsEnv:
         return None
 
     def import_value(self, mod: Mod, item, scope: Fn) -> Vals:
-        local, module, attr, level, pos = item
-        absmod = self.resolve_module(mod, module, level)
+        local, attr, pos = item.local, item.attr, item.pos
+        absmod = self.resolve_module(mod, item.module, item.level)
         if attr is None:  # import a.b.c (binds a) / import a.b as c (binds a.b)
             return self._module_ref(absmod)
         if attr == "*":
@@ -194,19 +198,23 @@ class ImportsEnv:
         ctx = _ModCtx(self, m, env)
         own = m.__dict__.get("_own_defs")
         if own is None:
-            own = m._own_defs = {st[1].name: st[1] for st in m.ir.body if st[0] in ("def", "cls")}
+            own = m._own_defs = {}
+            for st in m.ir.body:
+                if isinstance(st, FuncDef):
+                    own[st.func.name] = st.func
+                elif isinstance(st, ClassDef):
+                    own[st.cls.name] = st.cls
         for st in stmts:
-            tag = st[0]
+            t = type(st)
             ctx.env = env
-            ran = _calls_own(st[2] if tag == "asg" else st[1], own) \
-                if tag in ("asg", "ex") and own else set()
+            ran = _calls_own(st.value, own) if (t is Assign or t is ExprStmt) and own else set()
             if ran:
                 # a function of this module runs while the module is imported: the names it
                 # reads, as they are now, are seen -- a later binding does not undo that
                 seen = m.__dict__.setdefault("_observed", set())
                 seen |= _names_read(ran, own)
-            if tag == "imp":
-                for item in st[1]:
+            if t is Import:
+                for item in st.items:
                     local, module, attr, level, pos = item
                     if local == "*":
                         absmod = self.resolve_module(m, module, level)
@@ -222,54 +230,52 @@ class ImportsEnv:
                         env[local] = self.import_value(m, item, m.top)
                     else:
                         env[local] = (_Lazy(self, m, item),)
-            elif tag == "asg":
-                _, targets, value, pos = st
-                vals = self.eval(ctx, value)
-                for t in targets:
-                    self._bind_top(m, env, t, value, vals, pos)
-            elif tag == "aug":
+            elif t is Assign:
+                vals = self.eval(ctx, st.value)
+                for tg in st.targets:
+                    self._bind_top(m, env, tg, st.value, vals, st.pos)
+            elif t is AugAssign:
                 pass
-            elif tag == "if":
-                e1 = self._run(m, st[3], dict(env))
-                e2 = self._run(m, st[4], dict(env))
+            elif t is If:
+                e1 = self._run(m, st.body, dict(env))
+                e2 = self._run(m, st.orelse, dict(env))
                 env = _join(e1, e2)
-            elif tag == "try":
-                _, body, handlers, orelse, final = st
+            elif t is Try:
                 pre = dict(env)
-                after = self._run(m, body, dict(env))
+                after = self._run(m, st.body, dict(env))
                 start = _join(pre, after)
-                outs = [self._run(m, hb, dict(start)) for _, hb in handlers]
-                after_else = self._run(m, orelse, after)
+                outs = [self._run(m, h.body, dict(start)) for h in st.handlers]
+                after_else = self._run(m, st.orelse, after)
                 env = _join(after_else, *outs)
-                env = self._run(m, final, env)
-            elif tag == "loop":
-                _, target, it, body, orelse = st
-                if target is not None:
-                    self._bind_top(m, env, target, ("O",), frozenset({(Opaque("loop variable"), EMPTY)}), None)
-                e1 = self._run(m, body, dict(env))
+                env = self._run(m, st.final, env)
+            elif t is Loop:
+                if st.target is not None:
+                    self._bind_top(m, env, st.target, UNKNOWN,
+                                   frozenset({(Opaque("loop variable"), EMPTY)}), None)
+                e1 = self._run(m, st.body, dict(env))
                 env = _join(env, e1)
-                env = self._run(m, orelse, env)
-            elif tag == "with":
-                for _, t in st[1]:
-                    if t is not None:
-                        self._bind_top(m, env, t, ("O",), frozenset({(Opaque("with target"), EMPTY)}), None)
-                env = self._run(m, st[2], env)
-            elif tag == "def":
-                f = st[1]
+                env = self._run(m, st.orelse, env)
+            elif t is With:
+                for item in st.items:
+                    if item.target is not None:
+                        self._bind_top(m, env, item.target, UNKNOWN,
+                                       frozenset({(Opaque("with target"), EMPTY)}), None)
+                env = self._run(m, st.body, env)
+            elif t is FuncDef:
+                f = st.func
                 fn = m.functions.get(f.qualname)
                 env[f.name] = frozenset({(FuncRef(fn.key), EMPTY)})
-            elif tag == "cls":
-                c = st[1]
+            elif t is ClassDef:
+                c = st.cls
                 env[c.name] = frozenset({(ClassRef((m.path, c.qualname)), EMPTY)})
-            elif tag == "blk":
-                outs = [self._run(m, b, dict(env)) for b in st[1]]
+            elif t is Block:
+                outs = [self._run(m, b, dict(env)) for b in st.bodies]
                 env = _join(env, *outs)
         return env
 
     def _bind_top(self, m: Mod, env: dict, t, value_expr, vals: frozenset, pos):
-        tag = t[0]
-        if tag == "N":
-            name = t[1]
+        if isinstance(t, Name):
+            name = t.id
             fa = [v for v, _ in vals if isinstance(v, FAFunc)]
             if fa:
                 untagged = [v for v in fa if v.binding is None]
@@ -286,26 +292,27 @@ class ImportsEnv:
                         v for v, _ in vals if isinstance(v, FAFunc) and v.binding == rec)
                 else:
                     self.binding(m, m.top, name, pos, "alias", tuple(fa), via=())
-            if value_expr[0] == "C" and len(value_expr[2]) == 1 and value_expr[2][0][2][0] == "N":
-                k = (m.path, value_expr[2][0][2][1])
+            if isinstance(value_expr, Call) and len(value_expr.args) == 1 \
+                    and isinstance(value_expr.args[0].value, Name):
+                k = (m.path, value_expr.args[0].value.id)
                 self.wrap_arg_uses[k] = self.wrap_arg_uses.get(k, 0) + 1
             observed = m.__dict__.get("_observed")
             if observed and name in observed and name in env:
                 vals = vals | self.force(env[name])     # read before this binding, too
             env[name] = vals
-        elif tag == "S" and t[1][0] == "N":
-            base = t[1][1]
-            key = t[2]
-            if base in env and key[0] == "K" and key[1] in WINDOW_KEYS:
-                site = Site(m.path, _pt(t[3]), key[1], "subscript-store", m.top.key,
+        elif isinstance(t, Subscript) and isinstance(t.base, Name):
+            base = t.base.id
+            key = t.index
+            if base in env and isinstance(key, Lit) and key.value in WINDOW_KEYS:
+                site = Site(m.path, _pt(t.pos), key.value, "subscript-store", m.top.key,
                             self.ref(value_expr), _pt(pos))
                 ent = WinEntry(site, EMPTY, ())
                 env[base] = frozenset(
                     ((DictVal(v.alloc, v.entries | {ent}, v.opaque) if isinstance(v, DictVal) else v), f)
                     for v, f in self.force(env[base]))
-        elif tag == "T":
-            for sub in t[1]:
-                self._bind_top(m, env, sub, ("O",), frozenset({(Opaque("unpacked"), EMPTY)}), pos)
+        elif isinstance(t, TupleExpr):
+            for sub in t.elts:
+                self._bind_top(m, env, sub, UNKNOWN, frozenset({(Opaque("unpacked"), EMPTY)}), pos)
 
     def binding(self, m: Mod, scope: Fn, name: str, pos, kind: str, values: tuple, via) -> str:
         line, col = (pos[0], pos[1]) if pos and isinstance(pos[0], int) else (0, 0)
@@ -355,39 +362,22 @@ def _constant_all(m: Mod) -> list | None:
     constants; else None (every public name is exported)."""
     found = None
     for st in m.ir.body:
-        if st[0] == "asg" and any(t == ("N", "__all__") for t in st[1]):
-            v = st[2]
-            if found is not None or v[0] not in ("L", "T") or \
-                    not all(x[0] == "K" and isinstance(x[1], str) for x in v[1]):
+        if isinstance(st, Assign) and any(_is(t, "__all__") for t in st.targets):
+            v = st.value
+            if found is not None or not isinstance(v, (ListExpr, TupleExpr)) or \
+                    not all(isinstance(x, Lit) and isinstance(x.value, str) for x in v.elts):
                 return None
-            found = [x[1] for x in v[1]]
-        elif st[0] == "aug" and st[1] == ("N", "__all__"):
+            found = [x.value for x in v.elts]
+        elif isinstance(st, AugAssign) and _is(st.target, "__all__"):
             return None
     return found
 
 
 def _calls_own(e, own: dict) -> set:
-    """The names of the module's own functions and classes the expression calls by name."""
-    out = set()
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if not isinstance(x, tuple) or not x:
-            continue
-        if x[0] == "C":
-            if x[1][0] == "N" and x[1][1] in own:
-                out.add(x[1][1])
-            stack.append(x[1])
-            stack.extend(a[2] for a in x[2])
-        elif x[0] in ("T", "L"):
-            stack.extend(x[1])
-        elif x[0] == "D":
-            stack.extend(v for _, v, _ in x[1])
-        elif x[0] in ("A", "*"):
-            stack.append(x[1])
-        elif x[0] in ("I", "S"):
-            stack.extend([x[1], x[2]])
-    return out
+    """The names of the module's own functions and classes the expression calls by name (a
+    dict display's keys are not looked into)."""
+    return {x.func.id for x in walk_ir(e, keys=False)
+            if type(x) is Call and type(x.func) is Name and x.func.id in own}
 
 
 def _names_read(names: set, own: dict) -> set:

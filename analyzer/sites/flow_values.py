@@ -7,6 +7,9 @@ other's through ``self``)."""
 from __future__ import annotations
 
 from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
+from analyzer.sites.flow_base import _is
+from analyzer.sites.ir import (Assign, Attr, Block, Call, DictExpr, Either, If, ListExpr, Lit,
+                              Name, Starred, Subscript, Try, TupleExpr, Unknown, UnknownWhy)
 
 
 class Values:
@@ -112,7 +115,7 @@ class Values:
             if isinstance(v, DictVal):
                 v = DictVal(v.alloc, v.entries, v.opaque | {why})
             elif isinstance(v, ListVal):
-                v = ListVal(v.alloc, v.fn, v.elems + ((None, self.ref(("O", why)), EMPTY),),
+                v = ListVal(v.alloc, v.fn, v.elems + ((None, self.ref(UnknownWhy(reason=why)), EMPTY),),
                             v.base_len, False)
             out.add((v, f))
         return frozenset(out)
@@ -132,9 +135,9 @@ class Values:
         opaque = set()
         for idx, value, guards, spos, apos in fn.sub_stores.get(name, []):
             g = fn.guards(guards)
-            if idx[0] == "K":
-                if idx[1] in WINDOW_KEYS:
-                    site = Site(fn.mod.path, _pt(spos), idx[1], "subscript-store", fn.key,
+            if isinstance(idx, Lit):
+                if idx.value in WINDOW_KEYS:
+                    site = Site(fn.mod.path, _pt(spos), idx.value, "subscript-store", fn.key,
                                 self.ref(value), _pt(apos))
                     entries.add(WinEntry(site, g, ()))
             else:
@@ -146,8 +149,7 @@ class Values:
             opaque |= o2
         # helpers that get the dict as an argument
         for call, guards, tte in fn.calls:
-            args = call[2]
-            if not any(a[2] == ("N", name) for a in args):
+            if not any(_is(a.value, name) for a in call.args):
                 continue
             for target, shift in self.static_callees(fn, call):
                 callee = self.fns.get(target)
@@ -158,7 +160,7 @@ class Values:
                 for pname, sources in src.items():
                     if pname.startswith("*"):
                         continue
-                    if any(x[0] == ("N", name) and x[1] == fn.key for x in sources):
+                    if any(_is(x[0], name) and x[1] == fn.key for x in sources):
                         ce, co = self.local_mutations(callee, pname)
                         for ent in ce:
                             entries.add(WinEntry(ent.site, frozenset(
@@ -171,12 +173,12 @@ class Values:
         entries = set()
         opaque = set()
         ctx = _FnCtx(self, fn, False)
-        for kind, kw, e, apos in call[2]:
+        for kind, kw, e, apos in call.args:
             if kind == "k":
                 if kw in WINDOW_KEYS:
                     entries.add(WinEntry(Site(fn.mod.path, _pt(apos), kw, style, fn.key, self.ref(e)), g, ()))
             elif kind in ("p", "**"):
-                if e[0] == "D":
+                if isinstance(e, DictExpr):
                     for v, f in self.eval(ctx, e):
                         if isinstance(v, DictVal):
                             for ent in v.entries:
@@ -202,9 +204,9 @@ class Values:
 
     # -- expressions -------------------------------------------------------------------------
     def eval(self, ctx, e) -> Vals:
-        tag = e[0]
-        if tag == "N":
-            name = e[1]
+        t = type(e)
+        if t is Name:
+            name = e.id
             if name in ("None", "True", "False"):
                 return frozenset({(Const({"None": None, "True": True, "False": False}[name]), EMPTY)})
             vals = ctx.lookup(name)
@@ -232,55 +234,58 @@ class Values:
                         elif isinstance(v, ListVal) and esc_l:
                             # changed where the flow does not look: no element is known
                             v = ListVal(v.alloc, v.fn, v.elems + ((None, self.ref(
-                                ("O", esc_l[0])), EMPTY),), v.base_len, False)
+                                UnknownWhy(reason=esc_l[0])), EMPTY),), v.base_len, False)
                         elif isinstance(v, ListVal) and ext:
-                            more = tuple((None, self.ref(x[1] if x[0] == "*" else x), ctx.fn.guards(g))
+                            more = tuple((None, self.ref(x.value if isinstance(x, Starred) else x), ctx.fn.guards(g))
                                          for elts, g in ext for x in elts)
                             v = ListVal(v.alloc, v.fn, v.elems + more, v.base_len, False)
                         out.add((v, f))
                     return frozenset(out)
             return vals
-        if tag == "K":
-            return frozenset({(Const(e[1]), EMPTY)})
-        if tag == "A":
-            base = e[1]
+        if t is Lit:
+            return frozenset({(Const(e.value), EMPTY)})
+        if t is Attr:
+            base = e.base
             if isinstance(ctx, _FnCtx) and ctx.fn is not None and ctx.fn.cls is not None \
-                    and base[0] == "N" and base[1] == ctx.fn.first_param:
-                return self.self_attr(ctx.fn, e[2], ctx.static)
-            return self.attr_value(self.eval(ctx, base), e[2], getattr(ctx, "fn", None))
-        if tag == "C":
+                    and type(base) is Name and base.id == ctx.fn.first_param:
+                return self.self_attr(ctx.fn, e.attr, ctx.static)
+            return self.attr_value(self.eval(ctx, base), e.attr, getattr(ctx, "fn", None))
+        if t is Call:
             return self.eval_call(ctx, e)
-        if tag == "D":
+        if t is DictExpr:
             return self.eval_dict(ctx, e)
-        if tag == "L" or tag == "T":
+        if t is ListExpr or t is TupleExpr:
             fnkey = ctx.fn.key if getattr(ctx, "fn", None) is not None else ctx.mod.top.key
             elems = []
             exact = True
-            for i, x in enumerate(e[1]):
-                if x[0] == "*":
+            for i, x in enumerate(e.elts):
+                if type(x) is Starred:
                     exact = False
                     continue
                 elems.append((i if exact else None, self.ref(x), EMPTY))
             alloc = ("list", fnkey, id(e))
             return frozenset({(ListVal(alloc, fnkey, tuple(elems), len(elems), exact), EMPTY)})
-        if tag == "I":
-            return self.eval(ctx, e[1]) | self.eval(ctx, e[2])
-        if tag == "S":
-            idx = e[2]
+        if t is Either:
+            return self.eval(ctx, e.a) | self.eval(ctx, e.b)
+        if t is Subscript:
+            idx = e.index
             out = set()
-            for v, f in self.eval(ctx, e[1]):
-                if isinstance(v, ListVal) and idx[0] == "K" and isinstance(idx[1], int) and v.exact:
+            for v, f in self.eval(ctx, e.base):
+                if isinstance(v, ListVal) and type(idx) is Lit and isinstance(idx.value, int) \
+                        and v.exact:
                     for i, eid, ef in v.elems:
-                        if i == idx[1]:
+                        if i == idx.value:
                             ectx = _FnCtx(self, self.fns[v.fn], ctx.static) if v.fn in self.fns and self.fns[v.fn].ir is not None else ctx
                             out |= {(w, g | f) for w, g in self.eval(ectx, self.exprs[eid])}
                 else:
                     out.add((Opaque(f"{expr_label(e)}"), f))
             return frozenset(out)
-        if tag == "*":
-            return self.eval(ctx, e[1])
-        if tag == "O" and len(e) > 1:
-            return frozenset({(Opaque(str(e[1])), EMPTY)})
+        if t is Starred:
+            return self.eval(ctx, e.value)
+        if t is UnknownWhy:
+            return frozenset({(Opaque(str(e.reason)), EMPTY)})
+        if t is not Unknown:
+            raise TypeError(f"not an IR expression: {e!r}")   # a bare tuple: build the node
         return frozenset({(Opaque("expression"), EMPTY)})
 
     def self_attr(self, fn: Fn, attr: str, static: bool) -> Vals:
@@ -315,7 +320,7 @@ class Values:
         fn = ctx.fn if getattr(ctx, "fn", None) is not None else ctx.mod.top
         entries = set()
         opaque = set()
-        for k, v, pos in e[1]:
+        for k, v, pos in e.items:
             if k is None:
                 for w, f in self.eval(ctx, v):
                     if isinstance(w, DictVal):
@@ -323,29 +328,29 @@ class Values:
                         opaque |= w.opaque
                     else:
                         opaque.add(_why(w))
-            elif k[0] == "K":
-                if k[1] in WINDOW_KEYS:
-                    entries.add(WinEntry(Site(fn.mod.path, _pt(pos), k[1], "dict-literal", fn.key,
+            elif isinstance(k, Lit):
+                if k.value in WINDOW_KEYS:
+                    entries.add(WinEntry(Site(fn.mod.path, _pt(pos), k.value, "dict-literal", fn.key,
                                               self.ref(v)), EMPTY, ()))
             else:
                 opaque.add(f"{{{expr_label(k)}: ...}} (key not a constant)")
         return frozenset({(DictVal(("dict", fn.key, id(e)), frozenset(entries), frozenset(opaque)), EMPTY)})
 
     def eval_call(self, ctx, e) -> Vals:
-        func, args = e[1], e[2]
+        func, args = e.func, e.args
         fn = ctx.fn if getattr(ctx, "fn", None) is not None else ctx.mod.top
         # wrapping: w(f) / w()(f) / w(f, *more) with f an FA entry point as the first
         # positional argument (partial(f, ...), wrap(f, size_at=7)): a layer of f's chain,
         # judged later by running the whole call expression (analyzer.sites.behaviour)
-        if args and args[0][0] == "p":
-            inner = self.eval(ctx, args[0][2])
+        if args and args[0].kind == "p":
+            inner = self.eval(ctx, args[0].value)
             fa = [(v, f) for v, f in inner if isinstance(v, FAFunc)]
             if fa:
                 wref = self.wrapper_ref(ctx, func)
-                line = e[3][0] if isinstance(e[3][0], int) else 0
+                line = e.pos[0] if isinstance(e.pos[0], int) else 0
                 label = wref.label if len(args) == 1 else f"{wref.label}(..., +{len(args) - 1})"
                 wref = WrapRef(wref.kind if len(args) == 1 else "other", label, wref.key,
-                               (fn.mod.path, line, e[3][1] if len(e[3]) > 1 else 0))
+                               (fn.mod.path, line, e.pos[1] if len(e.pos) > 1 else 0))
                 return frozenset(
                     (FAFunc(v.entry, v.chain + (wref,), None,
                             v.via + (f"wrapped by {wref.label} ({fn.mod.path}:{line})",)), f)
@@ -366,22 +371,23 @@ class Values:
                 if target is None or target.ir is None:
                     out.add((Opaque("call"), f))
                     continue
-                shift = 1 if (target.cls is not None and func[0] == "A" and func[1][0] == "N"
-                              and fn.cls is not None and func[1][1] == fn.first_param) else 0
+                shift = 1 if (target.cls is not None and isinstance(func, Attr)
+                              and isinstance(func.base, Name)
+                              and fn.cls is not None and func.base.id == fn.first_param) else 0
                 out |= self.returns(ctx, target, e, shift)
             elif isinstance(v, ExtRef) and v.qual == "builtins.dict":
                 ents, opq = self._dict_from_args(fn, e, "dict-call", EMPTY, skip_first=False)
                 out.add((DictVal(("dictcall", fn.key, id(e)), ents, opq), f))
             elif isinstance(v, Unloaded):
-                if any(self._fa_ish(ctx, a[2]) for a in args):
+                if any(self._fa_ish(ctx, a.value) for a in args):
                     self.request_load(v.module)
                 out.add((Opaque(f"call into {v.module}"), f))
             elif isinstance(v, ClassRef):
                 out.add((Opaque("instance"), f))
             else:
                 out.add((Opaque(f"result of {expr_label(func)}()"), f))
-        if func[0] == "A" and func[2] == "copy":
-            for v, f in self.eval(ctx, func[1]):
+        if isinstance(func, Attr) and func.attr == "copy":
+            for v, f in self.eval(ctx, func.base):
                 if isinstance(v, DictVal):
                     out.add((v, f))
         return frozenset(out)
@@ -403,14 +409,14 @@ def _top_names_of(mod: Mod, eid: int) -> list:
         while stack:
             body = stack.pop()
             for st in body:
-                if st[0] == "asg":
-                    for t in st[1]:
-                        if t[0] == "N":
-                            memo.setdefault(id(st[2]), []).append(t[1])
-                elif st[0] == "if":
-                    stack.extend([st[3], st[4]])
-                elif st[0] == "try":
-                    stack.extend([st[1], st[3], st[4]] + [hb for _, hb in st[2]])
-                elif st[0] == "blk":
-                    stack.extend(st[1])
+                if isinstance(st, Assign):
+                    for t in st.targets:
+                        if isinstance(t, Name):
+                            memo.setdefault(id(st.value), []).append(t.id)
+                elif isinstance(st, If):
+                    stack.extend([st.body, st.orelse])
+                elif isinstance(st, Try):
+                    stack.extend([st.body, st.orelse, st.final] + [h.body for h in st.handlers])
+                elif isinstance(st, Block):
+                    stack.extend(st.bodies)
     return memo.get(eid, [])

@@ -7,6 +7,9 @@ from analyzer.model import Finding
 from analyzer.sites import rules as R
 from analyzer.sites.coverage import Analysis, Text, atom_safe, atom_text, site_atoms, _value_text
 from analyzer.sites.flow import Const, FAFunc, Mod, Solver, expr_label
+from analyzer.sites.ir import (Assign, Attr, AugAssign, Block, Call, ClassDef, ExprStmt, FuncDef,
+                              If, Import, Loop, Name, Return, Starred, Subscript, Try, TupleExpr,
+                              With, walk as walk_ir)
 from analyzer.sites.model import Binding, FACall, SitesReport, WindowSite, WrapperTrust
 
 
@@ -34,81 +37,72 @@ def _module_uses(mods: dict[str, Mod], m: Mod):
     wraps: Counter = Counter()
 
     def expr(e, skip=None):
-        stack = [e]
-        while stack:
-            x = stack.pop()
-            if isinstance(x, tuple) and x:
-                if x[0] == "N":
-                    if x[1] != skip:
-                        loads[x[1]] += 1
-                    continue
-                stack.extend(y for y in x[1:] if isinstance(y, (tuple, list)))
-            elif isinstance(x, list):
-                stack.extend(x)
+        for x in walk_ir(e, keys=False):
+            if type(x) is Name and x.id != skip:
+                loads[x.id] += 1
 
     def target(t):
-        if t[0] in ("S", "A"):
-            expr(t[1])
-            if t[0] == "S":
-                expr(t[2])
-        elif t[0] == "T":
-            for s in t[1]:
+        if isinstance(t, (Subscript, Attr)):
+            expr(t.base)
+            if isinstance(t, Subscript):
+                expr(t.index)
+        elif isinstance(t, TupleExpr):
+            for s in t.elts:
                 target(s)
-        elif t[0] == "*":
-            target(t[1])
+        elif isinstance(t, Starred):
+            target(t.value)
 
     def stmts(body, top=False):
         for st in body:
-            tag = st[0]
-            if tag == "asg":
-                names = {t[1] for t in st[1] if t[0] == "N"}
-                v = st[2]
-                while top and v[0] == "C" and len(v[2]) == 1 and v[2][0][0] == "p":
-                    v = v[2][0][2]
+            if isinstance(st, Assign):
+                names = {t.id for t in st.targets if isinstance(t, Name)}
+                v = st.value
+                while top and isinstance(v, Call) and len(v.args) == 1 and v.args[0].kind == "p":
+                    v = v.args[0].value
                 self_rebind = None
-                if top and v[0] == "N" and v is not st[2]:
-                    if v[1] in names:
-                        self_rebind = v[1]      # name = w(name): the name lives on
+                if top and isinstance(v, Name) and v is not st.value:
+                    if v.id in names:
+                        self_rebind = v.id      # name = w(name): the name lives on
                     else:
-                        wraps[v[1]] += 1        # x = w(name): consumed by wrapping
-                expr(st[2], skip=self_rebind)
-                for t in st[1]:
+                        wraps[v.id] += 1        # x = w(name): consumed by wrapping
+                expr(st.value, skip=self_rebind)
+                for t in st.targets:
                     target(t)
-            elif tag in ("ex", "ret"):
-                expr(st[1])
-            elif tag == "aug":
-                expr(st[2])
-                target(st[1])
-                if st[1][0] == "N":
-                    loads[st[1][1]] += 1
-            elif tag == "if":
-                stmts(st[3], top); stmts(st[4], top)
-            elif tag == "try":
-                stmts(st[1], top)
-                for _, hb in st[2]:
-                    stmts(hb, top)
-                stmts(st[3], top); stmts(st[4], top)
-            elif tag == "loop":
-                expr(st[2]); stmts(st[3]); stmts(st[4])
-            elif tag == "with":
-                for e, _ in st[1]:
-                    expr(e)
-                stmts(st[2])
-            elif tag == "def":
-                f = st[1]
+            elif isinstance(st, (ExprStmt, Return)):
+                expr(st.value)
+            elif isinstance(st, AugAssign):
+                expr(st.value)
+                target(st.target)
+                if isinstance(st.target, Name):
+                    loads[st.target.id] += 1
+            elif isinstance(st, If):
+                stmts(st.body, top); stmts(st.orelse, top)
+            elif isinstance(st, Try):
+                stmts(st.body, top)
+                for h in st.handlers:
+                    stmts(h.body, top)
+                stmts(st.orelse, top); stmts(st.final, top)
+            elif isinstance(st, Loop):
+                expr(st.iter); stmts(st.body); stmts(st.orelse)
+            elif isinstance(st, With):
+                for item in st.items:
+                    expr(item.expr)
+                stmts(st.body)
+            elif isinstance(st, FuncDef):
+                f = st.func
                 for d in f.decorators:
                     expr(d)
-                for _, _, dflt in f.params:
-                    if dflt is not None:
-                        expr(dflt)
+                for p in f.params:
+                    if p.default is not None:
+                        expr(p.default)
                 stmts(f.body)
-            elif tag == "cls":
-                c = st[1]
+            elif isinstance(st, ClassDef):
+                c = st.cls
                 for d in c.decorators + c.bases:
                     expr(d)
                 stmts(c.body)
-            elif tag == "blk":
-                for b in st[1]:
+            elif isinstance(st, Block):
+                for b in st.bodies:
                     stmts(b)
 
     stmts(m.ir.body, True)
@@ -131,28 +125,10 @@ def _module_uses(mods: dict[str, Mod], m: Mod):
 
 
 def _imports(body):
-    for st in body:
-        tag = st[0]
-        if tag == "imp":
-            yield from st[1]
-        elif tag == "if":
-            yield from _imports(st[3]); yield from _imports(st[4])
-        elif tag == "try":
-            yield from _imports(st[1])
-            for _, hb in st[2]:
-                yield from _imports(hb)
-            yield from _imports(st[3]); yield from _imports(st[4])
-        elif tag in ("loop",):
-            yield from _imports(st[3]); yield from _imports(st[4])
-        elif tag == "with":
-            yield from _imports(st[2])
-        elif tag == "def":
-            yield from _imports(st[1].body)
-        elif tag == "cls":
-            yield from _imports(st[1].body)
-        elif tag == "blk":
-            for b in st[1]:
-                yield from _imports(b)
+    """Every import item in ``body``, nested bodies included."""
+    for st in walk_ir(body):
+        if type(st) is Import:
+            yield from st.items
 
 
 def _reach_json(reach, index) -> dict:
@@ -257,7 +233,7 @@ def _records(report: SitesReport, solver: Solver, analysis: Analysis, calls, sit
     # window sites -------------------------------------------------------------------------
     sites = sorted(site_info, key=lambda s: (s.path, s.pos, s.key))
     site_ids = {s: f"W{i}" for i, s in enumerate(sites, 1)}
-    order = sorted(calls, key=lambda c: (c["fn"].mod.path, c["call"][3][0], c["call"][3][1]))
+    order = sorted(calls, key=lambda c: (c["fn"].mod.path, c["call"].pos[0], c["call"].pos[1]))
     call_ids = {id(c["call"]): f"C{i}" for i, c in enumerate(order, 1)}
     for s in sites:
         info = site_info[s]
@@ -275,12 +251,12 @@ def _records(report: SitesReport, solver: Solver, analysis: Analysis, calls, sit
     for c in order:
         fn = c["fn"]
         call = c["call"]
-        line, col = _loc(text, fn.mod.path, call[3])
+        line, col = _loc(text, fn.mod.path, call.pos)
         bids = sorted({bind_ids[v.binding] for v, _ in c["fa"] if v.binding in bind_ids},
                       key=lambda x: int(x[1:]))
         first = c["unwrapped"][0] if c["unwrapped"] else c["fa"][0][0]
         via = tuple(first.via) + (f"called at {fn.mod.path}:{line} in {fn.qualname}",)
-        fc = FACall(call_ids[id(call)], fn.mod.path, line, col, fn.qualname, expr_label(call[1]),
+        fc = FACall(call_ids[id(call)], fn.mod.path, line, col, fn.qualname, expr_label(call.func),
                     tuple(c["entries"]), tuple(c["versions"]), tuple(bids),
                     tuple(sorted({site_ids[s] for s in c["sites"]}, key=lambda x: int(x[1:]))),
                     tuple(sorted(set(c["opaque"]))), c["reaches_fa4"], c["coverage"], c["why"],

@@ -24,6 +24,7 @@ from analyzer.sites.coverage import site_line
 from analyzer.sites.flow_base import expr_label
 from analyzer.sites.flow import (ClassRef, FuncRef, container_escapes, fn_context,
                                  reaching_defs)
+from analyzer.sites.ir import Attr, Call, Either, ListExpr, Lit, Name
 from analyzer.sites.model import CallVerdict
 from fa4_patch import names as N
 
@@ -208,8 +209,8 @@ class Judge:
             return self._lambda_forwarder(c)
         if not fn.ir.decorators or "." in fn.qualname or fn.cls is not None:
             return None
-        func = c["call"][1]
-        if func[0] != "N" or func[1] in fn.defs:
+        func = c["call"].func
+        if not isinstance(func, Name) or func.id in fn.defs:
             return None
         raw = [v for v, _ in c["fa4"] if not v.chain]
         if not raw or len({v.entry.name for v in raw}) != 1:
@@ -221,7 +222,7 @@ class Judge:
         ext = self.runner.modules[mod]
         if ext.refused:
             return BH.ChainResult("unknown", f"@-decorated {fn.name}: cannot run its code: {ext.refused}")
-        layer = BH.Layer(f"@decorated {fn.name}", module=mod, template=fn.name, bind=func[1],
+        layer = BH.Layer(f"@decorated {fn.name}", module=mod, template=fn.name, bind=func.id,
                          names_window=True)
         params, req = self.signature(raw[0].entry.name)
         return self.runner.verify_chains([((layer,), raw[0].entry.name, tuple(params), req)])[0]
@@ -489,8 +490,8 @@ def _list_changed(fn, name: str, value) -> str | None:
     """Why the list ``value`` (a list display or ``list(...)``) bound to ``name`` may hold
     other items by the time it is read (``flow_base.container_escapes``); None for any other
     value, or a list only read."""
-    if not (isinstance(value, tuple) and value and (value[0] == "L" or (
-            value[0] == "C" and value[1] in (("N", "list"), ("A", ("N", "builtins"), "list"))))):
+    if not (isinstance(value, ListExpr) or (isinstance(value, Call) and value.func in (
+            Name(id="list"), Attr(base=Name(id="builtins"), attr="list")))):
         return None
     esc = container_escapes(fn, name)[1]
     return f"{name} is a list and {esc[0]}" if esc else None
@@ -502,18 +503,18 @@ def _pair_values(solver, fnkey, expr, depth=0, seen=None, line=None):
     from analyzer.sites.coverage import window_values
 
     seen = set() if seen is None else seen
-    tag = expr[0] if isinstance(expr, tuple) and expr else None
     if depth > 8:
         return set(), ["too deep to follow"]
-    if tag == "I":
-        a, ua = _pair_values(solver, fnkey, expr[1], depth + 1, seen, line)
-        b, ub = _pair_values(solver, fnkey, expr[2], depth + 1, seen, line)
+    if isinstance(expr, Either):
+        a, ua = _pair_values(solver, fnkey, expr.a, depth + 1, seen, line)
+        b, ub = _pair_values(solver, fnkey, expr.b, depth + 1, seen, line)
         return a | b, ua + ub
-    if (tag == "K" and expr[1] is None) or (tag == "N" and expr[1] == "None"):
+    if (isinstance(expr, Lit) and expr.value is None) or (isinstance(expr, Name)
+                                                          and expr.id == "None"):
         return {(None, None)}, []
-    if tag == "N":
+    if isinstance(expr, Name):
         fn = solver.fns.get(fnkey)
-        name = expr[1]
+        name = expr.id
         if fn is not None and fn.ir is not None and name in fn.defs and name not in fn.globals \
                 and (fnkey, name, line) not in seen:
             seen.add((fnkey, name, line))
@@ -546,14 +547,15 @@ def _overwritten(c, site, splat) -> str:
     call gets), else "". A conditional store hides nothing: where its condition is false the
     old entry reaches the call (the flow does not follow conditions)."""
     fn = c["fn"]
-    if site is None or splat is None or splat[0] != "N" or site.fn != fn.key \
-            or splat[1] in fn.loop_defined:
+    if site is None or not isinstance(splat, Name) or site.fn != fn.key \
+            or splat.id in fn.loop_defined:
         return ""
-    call_line = c["call"][3][0] if c["call"][3] and isinstance(c["call"][3][0], int) else None
+    cpos = c["call"].pos
+    call_line = cpos[0] if cpos and isinstance(cpos[0], int) else None
     at = site_line(site)
     if not call_line or not at:
         return ""
-    if any(straight for line, straight in fn.store_lines.get((splat[1], site.key), ())
+    if any(straight for line, straight in fn.store_lines.get((splat.id, site.key), ())
            if at < line < call_line):
         return "hidden"
     return ""
@@ -701,11 +703,10 @@ def _flow_pairs(solver, site) -> set:
     function), when all are known; else an empty set."""
     fn = solver.fns.get(site.fn)
     expr = solver.exprs[site.expr_id]
-    if fn is None or not (isinstance(expr, tuple) and expr and expr[0] == "C"
-                          and expr[1][0] == "N"):
+    if fn is None or not (isinstance(expr, Call) and isinstance(expr.func, Name)):
         return set()
     try:
-        vals = solver.eval(fn_context(solver, fn), expr[1])
+        vals = solver.eval(fn_context(solver, fn), expr.func)
     except RecursionError:
         return set()
     targets = [solver.fns.get(v.key) for v, _ in vals if isinstance(v, FuncRef)]
@@ -879,7 +880,7 @@ class _Enumerator:
             if call is None or not isinstance(call.func, ast.Name):
                 return False
             try:
-                vals = self.solver.eval(fn_context(self.solver, fn), ("N", call.func.id))
+                vals = self.solver.eval(fn_context(self.solver, fn), Name(id=call.func.id))
             except RecursionError:
                 return False
             targets = [self.solver.fns.get(v.key) for v, _ in vals]
@@ -902,7 +903,7 @@ class _Enumerator:
             if name in ("None", "True", "False"):
                 continue
             if fn.ir is not None and name in fn.defs and name not in fn.globals:
-                atoms = window_values(self.solver, site.fn, ("N", name), None, line=line)
+                atoms = window_values(self.solver, site.fn, Name(id=name), None, line=line)
                 vals, unk = _atoms_to_values(atoms)
                 others = [a[3] for a in atoms if len(a) > 3] + \
                     [a[1] for a in atoms if a[0] == "int" and a[1] < -1]
@@ -914,7 +915,7 @@ class _Enumerator:
                     local[name] = sorted(set(others) | vals, key=repr)
                     continue
                 if unk or not vals:
-                    pairs, punk = _pair_values(self.solver, site.fn, ("N", name), line=line)
+                    pairs, punk = _pair_values(self.solver, site.fn, Name(id=name), line=line)
                     if pairs and not punk and all(isinstance(p, tuple) for p in pairs):
                         local[name] = sorted(pairs, key=lambda p: tuple(
                             (x is not None, x or 0) for x in p))
@@ -943,7 +944,7 @@ class _Enumerator:
                     return None
             else:
                 try:
-                    gv = self.solver.eval(fn_context(self.solver, fn), ("N", name))
+                    gv = self.solver.eval(fn_context(self.solver, fn), Name(id=name))
                 except RecursionError:
                     return None
                 if self.solver.module_container_changed(gv):
@@ -988,7 +989,7 @@ def _wrapper_positionals(judge, solver, c) -> list[str]:
         _params, req = judge.signature(v.entry.name)
         windows = {i for ps in N.WINDOW_POSITIONS.get(v.entry.name, {}).values() for i in ps}
         pos = 0
-        for kind, _kw, e, _ in c["call"][2]:
+        for kind, _kw, e, _ in c["call"].args:
             if kind == "*":
                 out.append(f"*{expr_label(e)}: positional arguments handed to "
                            f"{v.chain[-1].label} may hold the window (its signature decides)")
@@ -1014,7 +1015,7 @@ def _splat_gaps(judge, solver, c) -> list[str]:
     info = judge.index.by_path.get(fn.mod.path)
     if info is None or info.tree is None:
         return ["the call's source could not be read"]
-    line, col = c["call"][3][0], c["call"][3][1]
+    line, col = c["call"].pos[0], c["call"].pos[1]
     node = info.calls_at().get((line, col))
     if node is None or not any(k.arg is None for k in node.keywords):
         return []
@@ -1072,19 +1073,19 @@ def _splat_helpers_proved(judge, solver, c, text) -> dict:
     out = {}
     fn = c["fn"]
     values = [v for v, _ in c["fa4"]]
-    for kind, _kw, e, _pos in c["call"][2]:
-        if kind != "**" or e[0] != "C" or len(e[2]) != 1 or e[2][0][0] != "p":
+    for kind, _kw, e, _pos in c["call"].args:
+        if kind != "**" or not isinstance(e, Call) or len(e.args) != 1 or e.args[0].kind != "p":
             continue
         ctx = fn_context(solver, fn)
         try:
-            callees = [v for v, _ in solver.eval(ctx, e[1])]
+            callees = [v for v, _ in solver.eval(ctx, e.func)]
         except RecursionError:
             continue
         if not callees or not all(isinstance(v, FuncRef) and solver.fns.get(v.key) is not None
                                   and solver.fns[v.key].ir is not None
                                   and "." not in solver.fns[v.key].qualname for v in callees):
             continue
-        src = text.span(fn.mod.path, tuple(e[3][:4]))
+        src = text.span(fn.mod.path, tuple(e.pos[:4]))
         try:
             node = ast.parse(src.strip(), mode="eval").body
         except SyntaxError:
@@ -1121,7 +1122,7 @@ def _splat_helpers_proved(judge, solver, c, text) -> dict:
 def _extra_keywords(call) -> frozenset:
     """The keywords a call spells besides the window and ``causal``."""
     skip = set(N.WINDOW_KEYS) | {"causal"}
-    return frozenset(kw for kind, kw, _e, _ in call[2] if kind == "k" and kw not in skip)
+    return frozenset(a.kw for a in call.args if a.kind == "k" and a.kw not in skip)
 
 
 def _causal_values(solver, c, judge=None):
@@ -1151,7 +1152,7 @@ def _causal_values(solver, c, judge=None):
             indexes.update(N.CAUSAL_POSITIONS.get(v.entry.name, ()))
     positional = []
     exact = True                  # every positional argument is at a known index
-    for kind, kw, e, _ in call[2]:
+    for kind, kw, e, _ in call.args:
         if kind == "k" and kw == "causal":
             out = consts(e)
             return ((tuple(sorted(out, reverse=True)), True) if out else ((True, False), False))
@@ -1168,7 +1169,7 @@ def _causal_values(solver, c, judge=None):
             if out is None:
                 return (True, False), False
             seen |= out
-        elif not exact or any(kind == "**" for kind, *_ in call[2]):
+        elif not exact or any(a.kind == "**" for a in call.args):
             return (True, False), False       # a splat may carry it
         else:
             seen.add(False)                   # not passed: FA4's default
