@@ -266,3 +266,140 @@ def _stuck_parse_job(item):
     import time as _time
 
     _time.sleep(30)
+
+
+_CLASS_BODY_SRC = textwrap.dedent('''
+    import functools
+
+    class Plain:
+        window_size = (-1, 0)
+
+    class Annotated:
+        window_size: tuple = (None, 0)
+
+    class Prop:
+        @property
+        def window_size(self):
+            return self._w
+
+    class Guarded:
+        if True:
+            window_size = 1
+        else:
+            pass
+
+    class Walrus:
+        x = f(
+            window_size := 2,
+        )
+
+    class Targets:
+        a, window_size = 1, 2
+        for window_size in (1, 2):
+            pass
+        from m import window_size
+
+    def outer():
+        class Inner:
+            window_size = 3
+        window_size = 4
+        return Inner
+
+    def g(
+        self,
+        window_size=None,
+    ):
+        out = call(
+            q,
+            window_size=window_size,
+        )
+        if window_size is None:
+            window_size = 5
+        return out
+''')
+
+
+def _class_binders(tree, name):
+    """Classes whose own body binds ``name`` (the syntax-tree truth)."""
+    return {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
+            and name in _bound_names_of(n)}
+
+
+@pytest.mark.parametrize("cls", ["Plain", "Annotated", "Prop", "Guarded", "Walrus", "Targets",
+                                 "Inner"])
+def test_the_class_body_text_test_keeps_every_file_whose_class_binds_the_name(cls):
+    """Guards the text test that decides which files the class-hazard check parses: it may
+    let a file through needlessly, never drop one whose class body binds the attribute (a
+    dropped file would hide a property or class attribute and read self.window off its
+    stores: a false safe)."""
+    from analyzer.sites.attrstores import _may_bind
+
+    tree = ast.parse(_CLASS_BODY_SRC)
+    assert cls in _class_binders(tree, "window_size")
+    # only this class's lines, plus the function lines that must not count
+    keep = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls] or \
+        [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "outer"]
+    src = "\n".join(ast.get_source_segment(_CLASS_BODY_SRC, n) for n in keep) + "\n"
+    assert _may_bind(src.encode(), b"window_size")
+
+
+def test_the_class_body_text_test_skips_function_bodies_and_arguments():
+    """The point of the text test: a file whose window names are all function locals,
+    parameters and keyword arguments is not parsed."""
+    from analyzer.sites.attrstores import _may_bind
+
+    tree = ast.parse(_CLASS_BODY_SRC)
+    g = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "g")
+    src = "class Unrelated:\n    pass\n\n\n" + ast.get_source_segment(_CLASS_BODY_SRC, g) + "\n"
+    assert not _class_binders(ast.parse(src), "window_size")
+    assert not _may_bind(src.encode(), b"window_size")
+
+
+def test_the_class_body_text_test_agrees_with_the_syntax_tree_on_this_repository():
+    """Every file of this repository with a class binding a name the text test is asked
+    about passes it (checked for every name some class body binds)."""
+    from pathlib import Path
+
+    from analyzer.sites.attrstores import _may_bind
+
+    root = Path(__file__).resolve().parents[1]
+    checked = 0
+    for f in sorted(root.glob("**/*.py")):
+        if ".venv" in f.parts:
+            continue
+        raw = f.read_bytes()
+        try:
+            tree = ast.parse(raw)
+        except SyntaxError:
+            continue
+        names = {m for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
+                 for m in _bound_names_of(n)}
+        for name in sorted(names):
+            if name.isidentifier():
+                assert _may_bind(raw, name.encode()), (f, name)
+                checked += 1
+    assert checked > 100
+
+
+def _bound_names_of(cls):
+    """The names ``cls``'s own body binds: defs, classes, imports, stored names (also under
+    if/for/with/try, walrus targets), not names it only reads."""
+    out = set()
+    todo = list(cls.body)
+    while todo:
+        st = todo.pop()
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(st.name)
+            continue
+        if isinstance(st, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in st.names)
+            continue
+        for n in ast.iter_child_nodes(st):
+            if isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if not isinstance(n, ast.Lambda):
+                    out.add(n.name)
+                continue
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                out.add(n.id)
+            todo.append(n)
+    return out

@@ -205,14 +205,15 @@ _HOOK_DEF = re.compile(rb"def[ \t]+__(?:setattr|getattribute|getattr|delattr)__\
                        rb"__(?:setattr|getattribute|getattr|delattr)__[ \t]*=")
 
 
-_PREFIX = re.compile(rb"[ \t]+[\w., \t()*\[\]]*")
+_PREFIX = re.compile(rb"[ \t]+[^\n]*")
 
 
 def _may_bind(raw: bytes, name: bytes) -> bool:
     """Can a line of ``raw`` bind ``name`` inside a class body? An over-approximation by text
-    (so that only such files are parsed): an occurrence on an indented line whose text
-    before it holds only names, dots, commas, brackets and ``*`` (``name =``, ``a, name =``,
-    ``def name``, ``from m import name``, ``for name in``, ``with f() as name``)."""
+    (so that only such files are parsed): an occurrence on an indented line (``name =``,
+    ``a = name = ...``, ``a, name =``, ``def name``, ``from m import name``, ``for name in``,
+    ``with f() as name``), followed by what can follow a bound name (``_BINDS_AFTER``), on a
+    line the text does not show to be inside a function body or an open bracket."""
     i = raw.find(name)
     n = len(name)
     while i >= 0:
@@ -220,9 +221,61 @@ def _may_bind(raw: bytes, name: bytes) -> bool:
         after = raw[i + n:i + n + 1]
         if before_ok and not (after.isalnum() or after == b"_"):
             start = raw.rfind(b"\n", 0, i) + 1
-            if _PREFIX.fullmatch(raw, start, i):
+            if _PREFIX.fullmatch(raw, start, i) and _BINDS_AFTER.match(raw, i + n) and \
+                    not _in_function_body(
+                    raw, start, walrus=raw[i + n:i + n + 8].lstrip().startswith(b":=")):
                 return True
         i = raw.find(name, i + n)
+    return False
+
+
+# what can follow a name its statement binds: ``=``/``op=``/``:=``, an annotation, the next
+# target or a closing bracket of a target list, the ( of ``def name(``, ``in`` of a for-target, ``as``/``,`` of an
+# import list, or the end of the statement (``import name``, ``with f() as name``)
+_BINDS_AFTER = re.compile(rb"[ \t]*(?:\(|=(?!=)|[-+*/|&^%@<>]{1,2}=|:|,|\)|\]|in\b|as\b|;|#|\\|\r?\n|$)")
+
+_BLOCK_WORDS = (b"if ", b"if(", b"elif ", b"elif(", b"else:", b"else :", b"for ", b"while ",
+                b"while(", b"try:", b"try :", b"except", b"finally:", b"finally :", b"with ",
+                b"with(", b"async for ", b"async with ", b"match ", b"case ")
+
+
+def _in_function_body(raw: bytes, start: int, walrus: bool = False) -> bool:
+    """Is the line starting at ``start`` certainly inside a function body (so it binds no
+    class attribute)? Read off the text: the nearest enclosing header (the first line above
+    with less indentation; block statements like ``if``/``for``/``with`` are climbed through)
+    is a ``def``. Anything that makes the layout unsure -- a triple-quoted string or a
+    backslash continuation on the way, a header that is neither a block, a ``class`` nor a
+    ``def`` (a bracket continuation, which may be dedented anywhere; a decorator) -- answers
+    False, and the file is parsed. A header split over lines (``def f(\n ...\n):``) is read
+    from its first line, unless the name is a walrus target (``walrus``)."""
+    line_end = raw.find(b"\n", start)
+    line = raw[start:line_end if line_end >= 0 else len(raw)]
+    indent = len(line) - len(line.lstrip(b" \t"))
+    pos = start
+    while pos > 0:
+        prev_end = pos - 1                       # the newline ending the line above
+        prev_start = raw.rfind(b"\n", 0, prev_end) + 1
+        text = raw[prev_start:prev_end]
+        pos = prev_start
+        if b'"""' in text or b"'''" in text or text.rstrip().endswith(b"\\"):
+            return False
+        body = text.lstrip(b" \t")
+        if not body.strip() or body.startswith(b"#"):
+            continue
+        ind = len(text) - len(body)
+        if ind >= indent:
+            continue
+        if body.startswith((b"def ", b"async def ")):
+            return True
+        if body.startswith(b"class "):
+            return False
+        if body.startswith(_BLOCK_WORDS) and body.rstrip().endswith(b":"):
+            indent = ind
+            continue
+        if not walrus and body.startswith((b")", b"]")) and body.rstrip().endswith(b":"):
+            indent = ind + 1           # the end of a header split over lines: its first line
+            continue
+        return False
     return False
 
 
