@@ -545,7 +545,7 @@ _VENDOR_RE = re.compile(r"\bdef\s+(flash_attn_func|flash_attn_varlen_func|_flash
 # what a dynamic import or torch's FA4 switch looks like in text (any spelling the expression
 # walk below recognises matches this: an over-approximation, checked before parsing)
 _DYNAMIC_RE = re.compile(r"import_module|__import__|\bmodules\b|activate_flash_attention_impl"
-                         r"|varlen_attn\s*\(|_flash_attention_(?:forward|backward)")
+                         r"|varlen_attn|_flash_attention_(?:forward|backward)")
 _EXPR_NEEDLES = ("import_module", "__import__", "sys.modules", "from sys import",
                  "import sys as", "activate_flash_attention_impl", "varlen_attn",
                  "_flash_attention_")
@@ -871,11 +871,17 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                                             f"activates torch's flash attention impl {c!r}"
                                             if c else "activates a flash attention impl "
                                             "chosen at run time"))
-            elif (d.endswith("varlen_attn") or d.endswith("_flash_attention_forward")
-                  or d.endswith("_flash_attention_backward")) \
-                    and any(k.arg in N.WINDOW_KEYS for k in node.keywords):
-                s.torch.append(TorchFA4(node.lineno, node.col_offset + 1,
-                                        f"hands a window to torch's {d.rsplit('.', 1)[-1]}"))
+            elif full.rsplit(".", 1)[-1] in _TORCH_OPS or d.rsplit(".", 1)[-1] in _TORCH_OPS:
+                op = full.rsplit(".", 1)[-1] if full.rsplit(".", 1)[-1] in _TORCH_OPS \
+                    else d.rsplit(".", 1)[-1]
+                if any(k.arg in N.WINDOW_KEYS for k in node.keywords):
+                    s.torch.append(TorchFA4(node.lineno, node.col_offset + 1,
+                                            f"hands a window to torch's {op}"))
+                elif any(k.arg is None for k in node.keywords) or \
+                        any(isinstance(a, ast.Starred) for a in node.args):
+                    s.torch.append(TorchFA4(node.lineno, node.col_offset + 1,
+                                            f"splats arguments into torch's {op} (a window "
+                                            "among them is not read)"))
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             if _dotted(node.value) == "sys.modules":
                 c = _const_str(node.slice, consts)
@@ -887,6 +893,49 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                                                why.startswith("calls")))
                 if c is not None:
                     s.uses.append((node.lineno, node.col_offset + 1, ("mod", c, "")))
+    _torch_references(s, tree, import_aliases)
+
+
+_TORCH_OPS = ("varlen_attn", "_flash_attention_forward", "_flash_attention_backward")
+_TORCH_SWITCH = "activate_flash_attention_impl"
+
+
+def _torch_references(s: FileSummary, tree: ast.Module, import_aliases: dict) -> None:
+    """torch's FA4 switch and attention ops used other than by a plain call of their name:
+    the switch read off a namespace or by a string (``getattr(attention, "activate_...")``):
+    an activation chosen at run time; an op handed on as a value (``attn = varlen.varlen_attn``)
+    -- the calls made through it may hand it any window. Both count like the spellings the
+    call walk reads (FA4S008 needs an activation and a handoff)."""
+    from analyzer.sites.astutil import parent
+
+    for node in walk(tree):
+        t = type(node)
+        if t is ast.Constant and node.value == _TORCH_SWITCH:
+            s.torch.append(TorchFA4(node.lineno, node.col_offset + 1,
+                                    "activates a flash attention impl chosen at run time "
+                                    f"({_TORCH_SWITCH} named by a string)"))
+            continue
+        if t is ast.Name and isinstance(node.ctx, ast.Load):
+            name = import_aliases.get(node.id, node.id).rsplit(".", 1)[-1]
+        elif t is ast.Attribute and isinstance(node.ctx, ast.Load):
+            name = node.attr
+        else:
+            continue
+        if name not in _TORCH_OPS and name != _TORCH_SWITCH:
+            continue
+        p = parent(node)
+        if isinstance(p, ast.Call) and p.func is node:
+            continue                    # a call of it by name: read by the call walk
+        if isinstance(p, (ast.ImportFrom, ast.Import)):
+            continue
+        if name == _TORCH_SWITCH:
+            s.torch.append(TorchFA4(node.lineno, node.col_offset + 1,
+                                    f"activates a flash attention impl chosen at run time "
+                                    f"({_TORCH_SWITCH} handed on as a value)"))
+        else:
+            s.torch.append(TorchFA4(node.lineno, node.col_offset + 1,
+                                    f"hands torch's {name} on as a value (the windows calls "
+                                    "through it pass are not read)"))
 
 
 def _code_run(s: FileSummary, node: ast.Call, consts: dict, parents) -> None:

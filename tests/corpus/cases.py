@@ -1357,5 +1357,24 @@ case("guarded_inline_fix/twin", {"m.py": _GUARDED.format(guard="fix")},
      "import m\nm.run(1, 2, 3)\nm.run(1, 2, 3, causal=False)\n", "unsafe",
      why="without fix=True FA4 gets TE's (-1, 0)")
 
+
+# 52. torch's FA4 route spelled otherwise: the window splatted into varlen_attn, the op handed
+# on as a value, the switch read by a string (no stand-in: the route needs torch's FA4)
+_TORCH_HEAD = ("import torch.nn.attention as A\nimport torch.nn.attention.varlen as V\n"
+               "from torch.nn.attention.varlen import varlen_attn\n\n")
+case("torch_route_spelled_otherwise", {
+    "m.py": _TORCH_HEAD + "getattr(A, 'activate_flash_attention_impl')('FA4')\nattn = V.varlen_attn\n"
+            "\n\ndef run(q, k, v, cu, m):\n    kw = {'window_size': (-1, 0)}\n"
+            "    return varlen_attn(q, k, v, cu, cu, m, m, **kw), "
+            "attn(q, k, v, cu, cu, m, m, window_size=(-1, 0))\n",
+}, "", "unknown", oracle=False,
+    why="torch's FA4 is switched on and windows reach its varlen op through a splat and an alias")
+case("torch_route_spelled_otherwise/twin", {
+    "m.py": _TORCH_HEAD + "getattr(A, 'sdpa_kernel')\nattn = V.varlen_attn\n"
+            "\n\ndef run(q, k, v, cu, m):\n    kw = {'window_size': (-1, 0)}\n"
+            "    return varlen_attn(q, k, v, cu, cu, m, m, **kw), "
+            "attn(q, k, v, cu, cu, m, m, window_size=(-1, 0))\n",
+}, "", "no-fa4", oracle=False, why="nothing switches torch's FA4 on")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
