@@ -325,6 +325,20 @@ def _enclosing_scope(parent: dict, node):
     return None
 
 
+def _restores_registry_entry(call: ast.Call, q, u) -> bool:
+    """``old = sys.modules.get(K)`` ... ``sys.modules[K] = old``: the entry read is put back
+    under the same key (a rollback); the registry then holds what it held, no new path."""
+    if not (isinstance(q, ast.Assign) and q.value is u and len(q.targets) == 1):
+        return False
+    t = q.targets[0]
+    if not (isinstance(t, ast.Subscript) and _dotted(t.value) in ("sys.modules", "modules")):
+        return False
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "get" and call.args
+            and _dotted(call.func.value) in ("sys.modules", "modules")):
+        return False
+    return ast.dump(t.slice) == ast.dump(call.args[0])
+
+
 def _result_use(parent: dict, call: ast.Call, scope) -> tuple[bool, str]:
     """Does the module object a dynamic import returns make a window-carrying call or escape?"""
     p = parent.get(call)
@@ -363,6 +377,8 @@ def _result_use(parent: dict, call: ast.Call, scope) -> tuple[bool, str]:
             if isinstance(q, ast.Call) and _dotted(q.func) == "getattr":
                 return True, f"getattr({var}, ...)"
             if isinstance(q, (ast.Compare, ast.If, ast.BoolOp, ast.UnaryOp)):
+                continue
+            if _restores_registry_entry(call, q, u):
                 continue
             return True, f"{var} is passed on or stored"
         return False, ""
@@ -544,9 +560,9 @@ _VENDOR_RE = re.compile(r"\bdef\s+(flash_attn_func|flash_attn_varlen_func|_flash
                         r"_flash_attn_bwd)\s*\(")
 # what a dynamic import or torch's FA4 switch looks like in text (any spelling the expression
 # walk below recognises matches this: an over-approximation, checked before parsing)
-_DYNAMIC_RE = re.compile(r"import_module|__import__|\bmodules\b|activate_flash_attention_impl"
+_DYNAMIC_RE = re.compile(r"import_module|__import__|\bmodules\b|resolve_name|activate_flash_attention_impl"
                          r"|varlen_attn|_flash_attention_(?:forward|backward)")
-_EXPR_NEEDLES = ("import_module", "__import__", "sys.modules", "from sys import",
+_EXPR_NEEDLES = ("import_module", "__import__", "sys.modules", "from sys import", "resolve_name",
                  "import sys as", "activate_flash_attention_impl", "varlen_attn",
                  "_flash_attention_")
 _OPEN_PAREN = re.compile(r"\s*\(")
@@ -845,9 +861,14 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
             if full in _CODE_RUNNERS:
                 _code_run(s, node, consts, parents)
             elif d == "__import__" or d.endswith(".__import__") \
-                    or full in ("importlib.import_module", "runpy.run_module"):
+                    or full in ("importlib.import_module", "runpy.run_module",
+                                "pkgutil.resolve_name", "sys.modules.get"):
                 arg = node.args[0] if node.args else None
                 c = _const_str(arg, consts) if arg is not None else None
+                if c is not None and full == "pkgutil.resolve_name":
+                    # "pkg.mod:attr" names a module and an attribute; "pkg.mod.attr" is tried
+                    # as the longest importable prefix: either way FA4 is inside the name
+                    c = c.split(":", 1)[0]
                 if c is not None and c.startswith(".") and full != "runpy.run_module":
                     # import_module(".interface", package="flash_attn.cute"): relative to the
                     # package argument, by Python's rule; a package not constant is computed
@@ -1383,7 +1404,10 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                 dyn_unknown.append((path, d))
             elif d.constant is None and d.carries_window:
                 escaping.append((path, d))
-            elif d.constant is not None and is_origin(d.constant):
+            elif d.constant is not None and (is_origin(d.constant) or any(
+                    o.startswith(d.constant + ".") for o in origins)):
+                # FA4 itself, or a package above it whose result is read further
+                # (``import_module("flash_attn")`` handed to ``attrgetter("cute....")``)
                 dyn_fa4.append((path, d))
         for t in s.torch:
             torch.append((path, t))

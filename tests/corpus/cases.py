@@ -1376,5 +1376,35 @@ case("torch_route_spelled_otherwise/twin", {
             "attn(q, k, v, cu, cu, m, m, window_size=(-1, 0))\n",
 }, "", "no-fa4", oracle=False, why="nothing switches torch's FA4 on")
 
+
+# 53. FA4 fetched by name in other spellings: ``sys.modules.get(...)``, ``pkgutil.resolve_name``,
+# and its parent package loaded and read further by ``operator.attrgetter``
+_FETCH = ("import importlib, operator, pkgutil, sys\nimport flash_attn.cute.interface  # noqa\n"
+          "\n\ndef run(q, k, v):\n    f = {fetch}\n"
+          "    return f(q, k, v, causal=True, window_size={w})\n")
+case("fa4_fetched_by_name", {"m.py": _FETCH.format(
+    fetch="sys.modules.get('flash_attn.cute.interface').flash_attn_func", w="(-1, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", why="the registry hands back FA4 itself")
+case("fa4_fetched_by_name/twin", {"m.py": _FETCH.format(
+    fetch="sys.modules.get('json').dumps", w="(-1, 0)").replace(
+    "f(q, k, v, causal=True, window_size=(-1, 0))", "f([q, k, v])")},
+     "import m\nm.run(1, 2, 3)\n", "no-fa4", why="another module, no window")
+case("fa4_resolved_by_name", {"m.py": _FETCH.format(
+    fetch="pkgutil.resolve_name('flash_attn.cute.interface:flash_attn_func')", w="(-1, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", why="resolve_name loads FA4's entry point")
+case("fa4_resolved_by_name/twin", {"m.py": _FETCH.format(
+    fetch="pkgutil.resolve_name('json:dumps')", w="(-1, 0)").replace(
+    "f(q, k, v, causal=True, window_size=(-1, 0))", "f([q, k, v])")},
+     "import m\nm.run(1, 2, 3)\n", "no-fa4", why="json.dumps is not FA4")
+case("fa4_parent_package_read_further", {"m.py": _FETCH.format(
+    fetch="operator.attrgetter('cute.interface.flash_attn_func')"
+          "(importlib.import_module('flash_attn'))", w="(-1, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "unknown",
+     why="attrgetter reads FA4's entry point off its parent package")
+case("fa4_parent_package_read_further/twin", {"m.py": _FETCH.format(
+    fetch="operator.attrgetter('dumps')(importlib.import_module('json'))", w="(-1, 0)").replace(
+    "f(q, k, v, causal=True, window_size=(-1, 0))", "f([q, k, v])")},
+     "import m\nm.run(1, 2, 3)\n", "no-fa4", why="another package")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
