@@ -14,6 +14,8 @@ instance.
 from __future__ import annotations
 
 import ast
+import bisect
+import functools
 import re
 
 
@@ -219,7 +221,8 @@ def _may_bind(raw: bytes, name: bytes) -> bool:
     while i >= 0:
         before_ok = i == 0 or not (raw[i - 1:i].isalnum() or raw[i - 1:i] == b"_")
         after = raw[i + n:i + n + 1]
-        if before_ok and not (after.isalnum() or after == b"_"):
+        if before_ok and not (after.isalnum() or after == b"_") and \
+                not _in_string_or_comment(raw, i):
             start = raw.rfind(b"\n", 0, i) + 1
             if _PREFIX.fullmatch(raw, start, i) and _BINDS_AFTER.match(raw, i + n) and \
                     not _in_function_body(
@@ -233,6 +236,31 @@ def _may_bind(raw: bytes, name: bytes) -> bool:
 # target or a closing bracket of a target list, the ( of ``def name(``, ``in`` of a for-target, ``as``/``,`` of an
 # import list, or the end of the statement (``import name``, ``with f() as name``)
 _BINDS_AFTER = re.compile(rb"[ \t]*(?:\(|=(?!=)|[-+*/|&^%@<>]{1,2}=|:|,|\)|\]|in\b|as\b|;|#|\\|\r?\n|$)")
+
+# Python's string and comment tokens (3.11 lexing: a backslash escapes the next character,
+# raw strings included; prefixes do not change where a string ends), found left to right
+_TOKENS = re.compile(rb"#[^\n]*|\'\'\'(?:\\.|[^\\])*?\'\'\'|\"\"\"(?:\\.|[^\\])*?\"\"\"|"
+                     rb"\'(?:\\.|[^\'\\\n])*\'|\"(?:\\.|[^\"\\\n])*\"", re.S)
+
+
+@functools.lru_cache(maxsize=256)
+def _string_spans(raw: bytes) -> tuple:
+    """(starts, ends) of every string literal and comment of ``raw``, in order."""
+    starts, ends = [], []
+    for m in _TOKENS.finditer(raw):
+        starts.append(m.start())
+        ends.append(m.end())
+    return starts, ends
+
+
+def _in_string_or_comment(raw: bytes, i: int) -> bool:
+    """Is byte ``i`` inside a string literal or a comment (a docstring's text binds nothing)?"""
+    if b"#" not in raw and b"'" not in raw and b'"' not in raw:
+        return False
+    starts, ends = _string_spans(raw)
+    k = bisect.bisect_right(starts, i) - 1
+    return k >= 0 and i < ends[k]
+
 
 _BLOCK_WORDS = (b"if ", b"if(", b"elif ", b"elif(", b"else:", b"else :", b"for ", b"while ",
                 b"while(", b"try:", b"try :", b"except", b"finally:", b"finally :", b"with ",
