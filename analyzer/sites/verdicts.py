@@ -225,7 +225,8 @@ class Judge:
         layer = BH.Layer(f"@decorated {fn.name}", module=mod, template=fn.name, bind=func.id,
                          names_window=True)
         params, req = self.signature(raw[0].entry.name)
-        return self.runner.verify_chains([((layer,), raw[0].entry.name, tuple(params), req)])[0]
+        res = self.runner.verify_chains([((layer,), raw[0].entry.name, tuple(params), req)])[0]
+        return self._keyword_uses_only(res, fn.name, req)
 
     def _lambda_forwarder(self, c) -> BH.ChainResult | None:
         """A call of FA4 in a module-level lambda bound to one name (``fa = lambda *a, **kw:
@@ -233,7 +234,7 @@ class Judge:
         sandbox like a decorated forwarder, under the name it is bound to."""
         fn = c["fn"]
         func = c["call"][1]
-        if func[0] != "N":
+        if not isinstance(func, Name):
             return None
         raw = [v for v, _ in c["fa4"] if not v.chain]
         if not raw or len({v.entry.name for v in raw}) != 1:
@@ -252,17 +253,61 @@ class Judge:
             return None
         name = stmt.targets[0].id
         if any(isinstance(n, ast.Name) and n.id in {a.arg for a in ast.walk(lam.args)
-                                                    if isinstance(a, ast.arg)} and n.id == func[1]
+                                                    if isinstance(a, ast.arg)} and n.id == func.id
                for n in ast.walk(lam.body)):
             return None                 # FA4 is the lambda's own parameter
         mod = self.module_for(info.name, {name})
         ext = self.runner.modules[mod]
         if ext.refused:
             return BH.ChainResult("unknown", f"lambda {name}: cannot run its code: {ext.refused}")
-        layer = BH.Layer(f"lambda {name}", module=mod, template=name, bind=func[1],
+        layer = BH.Layer(f"lambda {name}", module=mod, template=name, bind=func.id,
                          names_window=True)
         params, req = self.signature(raw[0].entry.name)
-        return self.runner.verify_chains([((layer,), raw[0].entry.name, tuple(params), req)])[0]
+        res = self.runner.verify_chains([((layer,), raw[0].entry.name, tuple(params), req)])[0]
+        return self._keyword_uses_only(res, name, req)
+
+    def _keyword_uses_only(self, res, name: str, req: int):
+        """A forwarder that is right for keyword windows only is proved where every use of
+        its name in the tree is a call passing at most FA4's required arguments by position
+        and no ``*``/``**`` splat (so every window it gets is a keyword): found in the text
+        of every file, each occurrence read off its syntax tree. Any other use (an import
+        under another name, the name handed on, stored, called with more positionals)
+        keeps the judgement over every form."""
+        kw = res.families.get("keyword") if getattr(res, "families", None) else None
+        if res.status == "proved" or kw is None or kw.status != "proved":
+            return res
+        needle = name.encode()
+        uses = 0
+        for path in sorted(self.index.by_path):
+            info = self.index.by_path[path]
+            raw = info.source.encode() if isinstance(info.source, str) else info.source
+            if needle not in raw:
+                continue
+            if info.tree is None:
+                return res
+            for n in ast.walk(info.tree):
+                hit = (isinstance(n, ast.Name) and n.id == name) or \
+                    (isinstance(n, ast.Attribute) and n.attr == name) or \
+                    (isinstance(n, ast.alias) and name in (n.name, n.asname)) or \
+                    (isinstance(n, ast.Constant) and n.value == name)
+                if not hit:
+                    continue
+                p = parent_of(n)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    continue            # the binding itself
+                if isinstance(n, ast.alias) and (n.asname in (None, name)):
+                    continue            # ``from m import fa``: its calls are read where made
+                if isinstance(p, ast.Call) and p.func is n and len(p.args) <= req and \
+                        not any(isinstance(a, ast.Starred) for a in p.args) and \
+                        all(k.arg is not None for k in p.keywords):
+                    uses += 1
+                    continue
+                return res
+        if not uses:
+            return res
+        return BH.ChainResult("proved", f"{kw.witness} (every use of {name} in the tree passes "
+                              f"its window by keyword: {uses} call(s))", "", kw.per_release,
+                              kw.table, {"keyword": kw}, alters=kw.alters)
 
     def inside_proved_wrapper(self, fn) -> str | None:
         key = (fn.key if fn is not None else None, len(self._chain))

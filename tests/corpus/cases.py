@@ -1406,5 +1406,21 @@ case("fa4_parent_package_read_further/twin", {"m.py": _FETCH.format(
     "f(q, k, v, causal=True, window_size=(-1, 0))", "f([q, k, v])")},
      "import m\nm.run(1, 2, 3)\n", "no-fa4", why="another package")
 
+
+# 54. a forwarder (a module-level lambda) that normalises keyword windows only: proved where
+# every use of its name passes the window by keyword; the twin also calls it with the window
+# by position, which it hands FA4 raw
+_LAMBDA = (FA + "\n\ndef _norm(kw):\n    w = kw.get('window_size')\n    if w is not None:\n"
+           f"        kw['window_size'] = {_NORM_TUPLE}\n    return kw\n\n\n"
+           "fa = lambda *a, **kw: flash_attn_func(*a, **_norm(kw))  # noqa: E731\n\n\n"
+           "def run(q, k, v):\n    return fa(q, k, v, causal=True, window_size=(-1, 0))\n{more}")
+case("lambda_forwarder_keyword_uses", {"m.py": _LAMBDA.format(more="")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="every call of fa passes the window by keyword")
+case("lambda_forwarder_keyword_uses/twin", {"m.py": _LAMBDA.format(
+    more="\n\ndef run_positional(q, k, v):\n"
+         "    return fa(q, k, v, None, None, None, True, (-1, 0))\n")},
+     "import m\nm.run(1, 2, 3)\nm.run_positional(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="run_positional hands the window by position: fa passes it to FA4 raw")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
