@@ -402,6 +402,17 @@ def _ir_calls(mod) -> dict:
     return cache
 
 
+def _partial_layer(sc, call, fn, solver) -> bool:
+    """The flow read ``partial(helper, fa4)`` as a layer of FA4's chain (``WrapRef.arg``)."""
+    if fn is None:
+        return False
+    e = _ir_calls(fn.mod).get((call.lineno, call.col_offset))
+    if e is None:
+        return False
+    return any(isinstance(v, FAFunc) and v.chain and getattr(v.chain[-1], "arg", 0) > 0
+               for v in _eval(solver, fn, e))
+
+
 def _wrapped_proved(sc, call, fn, solver) -> bool:
     """The wrapping call's value, as the flow evaluates it, is FA4 behind a proved wrapper."""
     if sc.judge is None or fn is None:
@@ -556,6 +567,12 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
             if why and _wrapped_proved(sc, p, fn, solver):
                 return ""
             return why
+        if ast.unparse(p.func) in _PARTIALS and p.args and child in p.args[1:] and \
+                _partial_layer(sc, p, fn, solver):
+            # partial(helper, fa4): the flow made it a layer of fa4's chain; what matters
+            # is where the wrapped value goes, as for ``w(fa4)``
+            why = _use(sc, p, fn, solver, call_at, path)
+            return "" if why and _wrapped_proved(sc, p, fn, solver) else why
         if _in_tree_callee(solver, fn, p):
             return ""
         callee = ast.unparse(p.func)

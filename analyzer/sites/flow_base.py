@@ -38,6 +38,7 @@ class WrapRef:
     label: str      # how it is spelled, e.g. "no_torch_dynamo()"
     key: tuple = ()  # (path, qualname) of an in-tree wrapper function
     at: tuple = ()   # (path, line, col) of the wrapping call ``label(fa4_fn)``
+    arg: int = 0     # which positional argument of that call is the FA4 value
 
 
 @dataclass(frozen=True)

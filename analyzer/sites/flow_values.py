@@ -355,6 +355,27 @@ class Values:
                     (FAFunc(v.entry, v.chain + (wref,), None,
                             v.via + (f"wrapped by {wref.label} ({fn.mod.path}:{line})",)), f)
                     for v, f in fa) | frozenset({(Opaque(f"result of {wref.label}"), EMPTY)})
+        # partial(helper, f, ...) with helper a function of the tree and f an FA entry point
+        # among the positional arguments after it: helper(f, ...) is the layer (it receives
+        # f and forwards to it), judged like any wrapping call with f's place marked
+        if len(args) > 1 and args[0].kind == "p" and all(a.kind in ("p", "k") for a in args) \
+                and any(isinstance(v, ExtRef) and v.qual == "functools.partial"
+                        for v, _ in self.eval(ctx, func)) \
+                and any(isinstance(v, FuncRef) for v, _ in self.eval(ctx, args[0].value)):
+            for i, a in enumerate(args[1:], 1):
+                if a.kind != "p":
+                    break
+                fa = [(v, f) for v, f in self.eval(ctx, a.value) if isinstance(v, FAFunc)]
+                if not fa:
+                    continue
+                line = e.pos[0] if isinstance(e.pos[0], int) else 0
+                label = f"partial({expr_label(args[0].value)}, ...)"
+                wref = WrapRef("other", label, (), (fn.mod.path, line,
+                                                    e.pos[1] if len(e.pos) > 1 else 0), i)
+                return frozenset(
+                    (FAFunc(v.entry, v.chain + (wref,), None,
+                            v.via + (f"wrapped by {label} ({fn.mod.path}:{line})",)), f)
+                    for v, f in fa) | frozenset({(Opaque(f"result of {label}"), EMPTY)})
         out = set()
         saved, self.search_ok = self.search_ok, False   # results of calls: no caller search
         try:

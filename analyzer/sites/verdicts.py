@@ -153,12 +153,16 @@ class Judge:
         if node is None:
             lay = BH.Layer(w.label, opaque="its wrapping call was not found", names_window=True)
         else:
-            # the wrapping call as written, its first argument (the FA4 value) replaced
-            rest = ast.Call(func=node.func, args=[ast.Name("__fa4_inner__", ast.Load())]
-                            + list(node.args[1:]), keywords=list(node.keywords))
+            # the wrapping call as written, the FA4 value (its first positional argument, or
+            # the one ``w.arg`` marks: ``partial(helper, fa4)``) replaced
+            at = getattr(w, "arg", 0)
+            others = list(node.args[:at]) + list(node.args[at + 1:])
+            rest = ast.Call(func=node.func, args=list(node.args[:at])
+                            + [ast.Name("__fa4_inner__", ast.Load())] + list(node.args[at + 1:]),
+                            keywords=list(node.keywords))
             template = ast.unparse(rest)
             roots = BH.free_names(node.func)
-            for a in list(node.args[1:]) + [k.value for k in node.keywords]:
+            for a in others + [k.value for k in node.keywords]:
                 roots |= BH.free_names(a)
             mod = self.module_for(modname, roots)
             ext = self.runner.modules[mod]

@@ -1422,5 +1422,18 @@ case("lambda_forwarder_keyword_uses/twin", {"m.py": _LAMBDA.format(
      "import m\nm.run(1, 2, 3)\nm.run_positional(1, 2, 3)\n", "unknown", exhaustive=False,
      why="run_positional hands the window by position: fa passes it to FA4 raw")
 
+
+# 55. the wrapper written as functools.partial(helper, fa4): the helper receives FA4 and
+# forwards to it -- a layer of FA4's chain, run like any wrapper
+_PARTIAL = ("import functools\n" + FA + "\n\ndef _call(fn, *a, **kw):\n"
+            "    w = kw.get('window_size')\n    if w is not None:\n"
+            "        kw['window_size'] = {new}\n    return fn(*a, **kw)\n\n\n"
+            "fa = functools.partial(_call, flash_attn_func)\n"
+            + _CALL_RUN.format(callee="fa", w="(-1, 0)"))
+case("partial_helper_wrapper", {"m.py": _PARTIAL.format(new=_NORM_TUPLE)},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="the helper hands FA4 the normalised window")
+case("partial_helper_wrapper/twin", {"m.py": _PARTIAL.format(new="w")},
+     "import m\nm.run(1, 2, 3)\n", "unsafe", why="the helper hands FA4 TE's raw (-1, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
