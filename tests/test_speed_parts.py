@@ -357,16 +357,10 @@ def test_the_class_body_text_test_skips_function_bodies_and_arguments():
 def test_the_class_body_text_test_agrees_with_the_syntax_tree_on_this_repository():
     """Every file of this repository with a class binding a name the text test is asked
     about passes it (checked for every name some class body binds)."""
-    from pathlib import Path
-
     from analyzer.sites.attrstores import _may_bind
 
-    root = Path(__file__).resolve().parents[1]
     checked = 0
-    for f in sorted(root.glob("**/*.py")):
-        if ".venv" in f.parts:
-            continue
-        raw = f.read_bytes()
+    for f, raw in _repository_sources():
         try:
             tree = ast.parse(raw)
         except SyntaxError:
@@ -378,6 +372,16 @@ def test_the_class_body_text_test_agrees_with_the_syntax_tree_on_this_repository
                 assert _may_bind(raw, name.encode()), (f, name)
                 checked += 1
     assert checked > 100
+
+
+def _repository_sources():
+    """(path, bytes) of every Python file of this repository (the venv left out)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for f in sorted(root.glob("**/*.py")):
+        if ".venv" not in f.parts and "audit-out" not in f.parts:
+            yield f, f.read_bytes()
 
 
 def _bound_names_of(cls):
@@ -410,16 +414,11 @@ def test_the_string_and_comment_spans_are_the_tokenizers():
     found by the regex is the one ``tokenize`` finds (prefixes aside), over this repository."""
     import io
     import tokenize
-    from pathlib import Path
 
     from analyzer.sites.attrstores import _string_spans
 
-    root = Path(__file__).resolve().parents[1]
     checked = 0
-    for f in sorted(root.glob("**/*.py")):
-        if ".venv" in f.parts:
-            continue
-        raw = f.read_bytes()
+    for f, raw in _repository_sources():
         lines = raw.splitlines(keepends=True)
         offs = [0]
         for line in lines:
