@@ -111,6 +111,24 @@ def test_the_fast_import_scan_finds_what_the_word_boundary_scan_finds(text):
         _scan_with_word_boundary(text, "pkg.mod", False)
 
 
+# the one-pattern loader-word search ``reach._mentions_loader`` replaced (it has no literal
+# prefix, so ``re`` tried it at every position of every file)
+_LOADER_WORDS = re.compile(r"\b(?:runpy|imp|zipimport|builtins|__builtins__)\b"
+                           r"|\bimportlib\b(?!\s*\.\s*(?:metadata|resources|import_module)\b)"
+                           r"|(?<![\w.])(?:exec|eval|__import__)(?!\s*\(|\w)")
+
+
+def test_the_loader_word_search_finds_what_the_one_pattern_search_finds():
+    """Guards: a module that loads code missed by the per-word search (a computed import
+    whose result may be FA4 would go unreported)."""
+    texts = [src.decode("utf-8", "replace") for _f, src in _repository_sources()] + [
+        "x.exec", "exec(", "exec", "a = eval", "import imp", "importlib.import_module",
+        "importlib", "importlib . metadata", "myexec", "exec_", " __import__ ", "builtins.x",
+        "xbuiltins", "foo.__import__", "run = exec\n", "__builtins__['x']", "eval\n("]
+    for text in texts:
+        assert RC._mentions_loader(text) == (_LOADER_WORDS.search(text) is not None), text[:80]
+
+
 def test_fewer_collections_restores_the_callers_thresholds():
     """Guards: the pytest plugin's host process left with the audit's collector settings."""
     old = gc.get_threshold()

@@ -18,6 +18,9 @@ import bisect
 import functools
 import re
 
+from analyzer.sites.astutil import walk
+from analyzer.sites.behaviour import bound_names
+
 
 class StoreIndex:
     def __init__(self, index, data: dict[str, bytes]):
@@ -59,8 +62,7 @@ class StoreIndex:
         for path, line, owner in self._stores_of(attr):
             if owner is None:
                 return f"{path}:{line}"
-            if cls_name is not None and (owner == cls_name or self._derives(owner, cls_name)
-                                         or self._derives(cls_name, owner)):
+            if cls_name is not None and self._related(owner, cls_name):
                 return f"{path}:{line}"
         return ""
 
@@ -101,26 +103,25 @@ class StoreIndex:
             if tree is None:
                 return f"{rel}:1 (cannot be read)"
             for k, bound in self._classes_of(rel, tree):
-                if attr not in bound and not any(h in bound for h in _HOOK_NAMES):
-                    continue
-                what = _binds(k, attr)
-                if not what:
-                    continue
-                if k.name == cls_name or self._derives(cls_name, k.name) or \
-                        self._derives(k.name, cls_name):
+                what = _binds(bound, attr)
+                if what and self._related(k.name, cls_name):
                     return f"{rel}:{k.lineno} ({k.name} {what})"
         return ""
 
     def _classes_of(self, rel: str, tree) -> list:
+        """(class, the names its own body binds) for every class of a file, read once."""
         got = self._classes.get(rel)
         if got is None:
-            from analyzer.sites.astutil import walk
-
-            got = self._classes[rel] = [(k, _bound_names(k)) for k in walk(tree)
+            got = self._classes[rel] = [(k, _class_bindings(k)) for k in walk(tree)
                                         if type(k) is ast.ClassDef]
         return got
 
     # -- classes -----------------------------------------------------------------------
+    def _related(self, a: str, b: str) -> bool:
+        """Are the in-tree classes ``a`` and ``b`` of one family (the same, or one derives
+        from the other)?"""
+        return a == b or self._derives(a, b) or self._derives(b, a)
+
     def _derives(self, name: str, ancestor: str) -> bool:
         """Can the in-tree class ``name`` derive from ``ancestor`` (by simple names: two classes
         of one name count as one, an over-approximation)? A base no file of the tree defines
@@ -171,8 +172,6 @@ class StoreIndex:
             tree = info.tree if info is not None else None
             if tree is None:
                 continue
-            from analyzer.sites.astutil import walk
-
             for n in tree.body:            # aliases: the alias derives from what it names
                 if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
                     targets = n.targets if isinstance(n, ast.Assign) else [n.target]
@@ -196,15 +195,16 @@ class StoreIndex:
 
 
 _COMPUTED = "<a base computed at run time>"
+# the hooks that decide what ``instance.attr`` reads or stores, whatever the stores say
 _HOOK_NAMES = ("__setattr__", "__getattribute__", "__getattr__", "__delattr__")
+_HOOK_BYTES = tuple(h.encode() for h in _HOOK_NAMES)
+_HOOK_DEF = re.compile(rb"def[ \t]+(?:" + rb"|".join(_HOOK_BYTES) + rb")\b|(?:"
+                       + rb"|".join(_HOOK_BYTES) + rb")[ \t]*=")
+
+
 def _defines_hook(raw: bytes) -> bool:
     """Does the text define an attribute hook (``def __setattr__``, ``__getattr__ = f``)?"""
     return any(h in raw for h in _HOOK_BYTES) and _HOOK_DEF.search(raw) is not None
-
-
-_HOOK_BYTES = (b"__setattr__", b"__getattribute__", b"__getattr__", b"__delattr__")
-_HOOK_DEF = re.compile(rb"def[ \t]+__(?:setattr|getattribute|getattr|delattr)__\b|"
-                       rb"__(?:setattr|getattribute|getattr|delattr)__[ \t]*=")
 
 
 _PREFIX = re.compile(rb"[ \t]+[^\n]*")
@@ -233,9 +233,11 @@ def _may_bind(raw: bytes, name: bytes) -> bool:
 
 
 # what can follow a name its statement binds: ``=``/``op=``/``:=``, an annotation, the next
-# target or a closing bracket of a target list, the ( of ``def name(``, ``in`` of a for-target, ``as``/``,`` of an
-# import list, or the end of the statement (``import name``, ``with f() as name``)
-_BINDS_AFTER = re.compile(rb"[ \t]*(?:\(|=(?!=)|[-+*/|&^%@<>]{1,2}=|:|,|\)|\]|in\b|as\b|;|#|\\|\r?\n|$)")
+# target or a closing bracket of a target list, the ( of ``def name(``, ``in`` of a
+# for-target, ``as``/``,`` of an import list, or the end of the statement (``import name``,
+# ``with f() as name``)
+_BINDS_AFTER = re.compile(rb"[ \t]*(?:\(|=(?!=)|[-+*/|&^%@<>]{1,2}=|:|,|\)|\]|in\b|as\b|;|#"
+                          rb"|\\|\r?\n|$)")
 
 # Python's string and comment tokens (3.11 lexing: a backslash escapes the next character,
 # raw strings included; prefixes do not change where a string ends), found left to right
@@ -307,55 +309,42 @@ def _in_function_body(raw: bytes, start: int, walrus: bool = False) -> bool:
     return False
 
 
-def _bound_names(cls: ast.ClassDef) -> set:
-    """Every name ``cls``'s own body binds (see ``_binds``), for a cheap first test."""
+def _class_bindings(cls: ast.ClassDef) -> set:
+    """Every name ``cls``'s own body binds: what each statement binds where it stands
+    (``behaviour.bound_names``: defs, classes, imports, every name an assignment target
+    spells) and any name a statement stores below it (under if/try/with/for, a walrus
+    target, a def in a branch). A bare annotation (``x: int``) binds nothing."""
     out = set()
     for st in cls.body:
-        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(st.name)
-        elif isinstance(st, (ast.Import, ast.ImportFrom)):
-            out.update((a.asname or a.name).split(".")[0] for a in st.names)
-        else:
-            out.update(n.id for n in ast.walk(st) if isinstance(n, ast.Name))
-            out.update(n.name for n in ast.walk(st)
-                       if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        if isinstance(st, ast.AnnAssign) and st.value is None:
+            continue
+        out |= bound_names(st)
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
+                           ast.ImportFrom)):
+            continue
+        for n in ast.walk(st):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                out.add(n.id)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                out.add(n.name)
     return out
 
 
-def _binds(cls: ast.ClassDef, attr: str) -> str:
-    """What ``cls``'s own body binds that decides ``instance.attr``: ``attr`` itself (a
-    property, a descriptor, a class attribute) or an attribute hook; "" when none."""
-    for st in cls.body:
-        names = []
-        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names = [st.name]
-        elif isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
-            if isinstance(st, ast.AnnAssign) and st.value is None:
-                continue                      # a bare annotation binds nothing
-            for t in targets:
-                names += [n.id for n in ast.walk(t) if isinstance(n, ast.Name)]
-        elif isinstance(st, (ast.Import, ast.ImportFrom)):
-            names = [(a.asname or a.name).split(".")[0] for a in st.names]
-        else:
-            # a binding under if/try/with/for in the class body
-            names = [n.id for n in ast.walk(st) if isinstance(n, ast.Name)
-                     and isinstance(n.ctx, ast.Store)] + \
-                [n.name for n in ast.walk(st)
-                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        if attr in names:
-            return f"binds {attr} in its body (a property, descriptor or class attribute)"
-        hook = next((h for h in _HOOK_NAMES if h in names), None)
-        if hook:
-            return f"defines {hook}"
-    return ""
+def _binds(bound: set, attr: str) -> str:
+    """What a class body binding ``bound`` (``_class_bindings``) has that decides
+    ``instance.attr``: ``attr`` itself (a property, a descriptor, a class attribute) or an
+    attribute hook; "" when none."""
+    if attr in bound:
+        return f"binds {attr} in its body (a property, descriptor or class attribute)"
+    hook = next((h for h in _HOOK_NAMES if h in bound), None)
+    return f"defines {hook}" if hook else ""
 
 
 def _stores_in(tree: ast.Module, attr: str):
     """(line, owner) for each store of ``attr`` in one module: owner is the enclosing class
     when the store goes through its method's first parameter, else None. Reads the tree's
     index (``astutil``): only the matching nodes are looked at, and their parents climbed."""
-    from analyzer.sites.astutil import indexed, parent, walk
+    from analyzer.sites.astutil import indexed, parent
 
     if not indexed(tree):
         from analyzer.sites import astutil

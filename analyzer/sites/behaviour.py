@@ -27,6 +27,7 @@ when their own code names no window parameter; that assumption is printed in the
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import json
 import subprocess
@@ -74,14 +75,24 @@ _ALLOWED_IMPORTS = {"functools", "itertools", "operator", "typing", "math", "war
                     "fa4_patch"}   # our own package: run as itself, its behaviour still checked
 
 
+@functools.lru_cache(maxsize=1024)
+def _syntax(source: str) -> tuple:
+    """(syntax tree or None, the parse error's message): each extracted source is parsed once
+    for every reader below (the sandbox check, the grid's constants, the purity gate...).
+    The tree is shared: its readers only read it."""
+    try:
+        return ast.parse(source), ""
+    except SyntaxError as exc:
+        return None, exc.msg
+
+
 def check(source: str) -> None:
     """Raise :class:`Refused` unless ``source`` stays inside what the child may run."""
     if len(source) > MAX_SOURCE:
         raise Refused(f"extracted code is {len(source)} characters (limit {MAX_SOURCE})")
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as exc:
-        raise Refused(f"does not parse: {exc.msg}") from None
+    tree, error = _syntax(source)
+    if tree is None:
+        raise Refused(f"does not parse: {error}")
     for node in ast.walk(tree):
         if isinstance(node, _BANNED_NODES):
             raise Refused(f"uses {type(node).__name__} (line {getattr(node, 'lineno', '?')})")
@@ -112,9 +123,8 @@ def check(source: str) -> None:
 def int_constants(source: str) -> set[int]:
     """Every integer literal (with its sign) in ``source``: the static breakpoints."""
     out: set[int] = set()
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = _syntax(source)[0]
+    if tree is None:
         return out
     # docstrings and other bare string statements are not compared with anything
     bare = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)
@@ -148,9 +158,8 @@ def _reads_arguments(source: str) -> bool:
     not parse counts."""
     if "*" not in source:
         return False
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = _syntax(source)[0]
+    if tree is None:
         return True
     for fn in ast.walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -259,16 +268,16 @@ def _impure(sources: list[str]) -> str:
     arguments (``_OUTSIDE_STATE``), a dispatch on exact types (``type(x)``), or an ``assert``
     whose test does the work (``python -O`` drops it)."""
     for src in sources:
-        try:
-            tree = ast.parse(src)
-        except SyntaxError:
+        tree = _syntax(src)[0]
+        if tree is None:
             return "its code does not parse"
         for n in ast.walk(tree):
             if isinstance(n, (ast.Import, ast.ImportFrom)):
                 mods = [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""]
                 hit = [m for m in mods if m.split(".")[0] in _OUTSIDE_STATE]
                 if hit:
-                    return f"it reads {hit[0]} (state outside its arguments, not varied by the runs)"
+                    return (f"it reads {hit[0]} (state outside its arguments, not varied by "
+                            "the runs)")
         for fn in ast.walk(tree):
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 continue
@@ -295,8 +304,9 @@ def _impure(sources: list[str]) -> str:
             own = (assigned | params | ({kwarg} if kwarg else set())) - shared
             for n in inner:
                 if isinstance(n, (ast.Global, ast.Nonlocal)):
-                    return f"{fn.name if hasattr(fn, 'name') else 'a lambda'} rebinds " \
-                           f"{', '.join(n.names)} ({'global' if isinstance(n, ast.Global) else 'nonlocal'})"
+                    kind = "global" if isinstance(n, ast.Global) else "nonlocal"
+                    return (f"{getattr(fn, 'name', 'a lambda')} rebinds "
+                            f"{', '.join(n.names)} ({kind})")
                 if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) \
                         and not (isinstance(n.value, ast.Name) and n.value.id in assigned) \
                         and not (getattr(fn, "name", "") in ("__init__", "__new__",
@@ -348,9 +358,8 @@ def _function_catches(src: str) -> bool:
     exception); code that does not parse counts as catching."""
     if "except" not in src and "finally" not in src and "with" not in src:
         return False
-    try:
-        tree = ast.parse(src)
-    except SyntaxError:
+    tree = _syntax(src)[0]
+    if tree is None:
         return True
     return any(isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
         isinstance(n, (ast.Try, getattr(ast, "TryStar", ast.Try), ast.With, ast.AsyncWith))
@@ -663,7 +672,10 @@ class _Def:
     names: set
 
 
-def _bound_names(st: ast.stmt) -> set[str]:
+def bound_names(st: ast.stmt) -> set[str]:
+    """The names one statement binds where it stands: a def or class name, every name its
+    assignment targets spell (``x[i] = ...`` counts ``x`` and ``i``: an over-approximation),
+    imports (a bare annotation ``x: int`` counts too)."""
     out = set()
     if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         out.add(st.name)
@@ -716,7 +728,7 @@ def extract(index, modname: str, roots: Iterable[str], depth: int = 0,
     stmts = module_statements(info.tree)
     defs: dict[str, list[ast.stmt]] = {}
     for st in stmts:
-        names = _bound_names(st)
+        names = bound_names(st)
         if isinstance(st, ast.ImportFrom) and any(a.name == "*" for a in st.names):
             names = _star_names(index, info, st)
         for n in names:
@@ -929,7 +941,7 @@ def _rebound_globals(info) -> set[str]:
                             ("update", "setdefault", "__setitem__", "pop")):
                     out.add("*")
     if "*" in out:
-        out = {n for st in module_statements(info.tree) for n in _bound_names(st)}
+        out = {n for st in module_statements(info.tree) for n in bound_names(st)}
     info._rebound = out
     return out
 
@@ -957,7 +969,7 @@ def _star_names(index, info, st: ast.ImportFrom) -> set[str]:
                 and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
                         for e in s.value.elts):
             return {e.value for e in s.value.elts}
-        out |= {n for n in _bound_names(s) if not n.startswith("_")}
+        out |= {n for n in bound_names(s) if not n.startswith("_")}
     return out
 
 

@@ -402,25 +402,24 @@ def _ir_calls(mod) -> dict:
     return cache
 
 
-def _partial_layer(sc, call, fn, solver) -> bool:
-    """The flow read ``partial(helper, fa4)`` as a layer of FA4's chain (``WrapRef.arg``)."""
-    if fn is None:
-        return False
-    e = _ir_calls(fn.mod).get((call.lineno, call.col_offset))
+def _wrapped_values(call, fn, solver) -> list:
+    """The FA4 functions the flow gives a wrapping call's value."""
+    e = _ir_calls(fn.mod).get((call.lineno, call.col_offset)) if fn is not None else None
     if e is None:
-        return False
-    return any(isinstance(v, FAFunc) and v.chain and getattr(v.chain[-1], "arg", 0) > 0
-               for v in _eval(solver, fn, e))
+        return []
+    return [v for v in _eval(solver, fn, e) if isinstance(v, FAFunc) and v.entry.version == "fa4"]
+
+
+def _partial_layer(call, fn, solver) -> bool:
+    """The flow read ``partial(helper, fa4)`` as a layer of FA4's chain (``WrapRef.arg``)."""
+    return any(v.chain and v.chain[-1].arg > 0 for v in _wrapped_values(call, fn, solver))
 
 
 def _wrapped_proved(sc, call, fn, solver) -> bool:
     """The wrapping call's value, as the flow evaluates it, is FA4 behind a proved wrapper."""
-    if sc.judge is None or fn is None:
+    if sc.judge is None:
         return False
-    e = _ir_calls(fn.mod).get((call.lineno, call.col_offset))
-    if e is None:
-        return False
-    vals = [v for v in _eval(solver, fn, e) if isinstance(v, FAFunc) and v.entry.version == "fa4"]
+    vals = _wrapped_values(call, fn, solver)
     return bool(vals) and all(sc.judge.normalised(v) for v in vals)
 
 
@@ -568,7 +567,7 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
                 return ""
             return why
         if ast.unparse(p.func) in _PARTIALS and p.args and child in p.args[1:] and \
-                _partial_layer(sc, p, fn, solver):
+                _partial_layer(p, fn, solver):
             # partial(helper, fa4): the flow made it a layer of fa4's chain; what matters
             # is where the wrapped value goes, as for ``w(fa4)``
             why = _use(sc, p, fn, solver, call_at, path)

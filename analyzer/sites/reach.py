@@ -560,8 +560,9 @@ _VENDOR_RE = re.compile(r"\bdef\s+(flash_attn_func|flash_attn_varlen_func|_flash
                         r"_flash_attn_bwd)\s*\(")
 # what a dynamic import or torch's FA4 switch looks like in text (any spelling the expression
 # walk below recognises matches this: an over-approximation, checked before parsing)
-_DYNAMIC_RE = re.compile(r"import_module|__import__|\bmodules\b|resolve_name|activate_flash_attention_impl"
-                         r"|varlen_attn|_flash_attention_(?:forward|backward)")
+_DYNAMIC_RE = re.compile(r"import_module|__import__|\bmodules\b|resolve_name"
+                         r"|activate_flash_attention_impl|varlen_attn"
+                         r"|_flash_attention_(?:forward|backward)")
 _EXPR_NEEDLES = ("import_module", "__import__", "sys.modules", "from sys import", "resolve_name",
                  "import sys as", "activate_flash_attention_impl", "varlen_attn",
                  "_flash_attention_")
@@ -606,9 +607,6 @@ _LOADERS = _RUNNERS | _NAME_LOADERS | _PATH_LOADERS
 # modules whose attributes are loaders: ``getattr(importlib, name)``, ``m = importlib``
 _LOADER_MODULES = frozenset({"builtins", "importlib", "importlib.util", "importlib.machinery",
                              "runpy", "imp", "zipimport"})
-_LOADER_WORDS = re.compile(r"\b(?:runpy|imp|zipimport|builtins|__builtins__)\b"
-                           r"|\bimportlib\b(?!\s*\.\s*(?:metadata|resources|import_module)\b)"
-                           r"|(?<![\w.])(?:exec|eval|__import__)(?!\s*\(|\w)")
 
 
 _WORD_CHAR = re.compile(r"\w")
@@ -714,13 +712,10 @@ def summarize(rel: str, source: str, info: "ModuleInfo | None" = None) -> FileSu
 def _mentions_loader(source: str) -> bool:
     """A module that loads code (runpy, importlib, imp, zipimport, builtins) or names
     ``exec``/``eval``/``__import__`` other than as a call: an over-approximation, found by
-    text, of what ``_loader_refs`` reads off the syntax tree."""
-    if not any(w in source for w in ("runpy", "importlib", "imp", "zipimport", "builtins",
-                                      "exec", "eval", "__import__")):
-        return False
-    # the same matches as _LOADER_WORDS, searched word by word from a literal (a pattern
-    # that starts with a literal is searched fast; one that starts with \b or a lookbehind is
-    # tried at every position)
+    text, of what ``_loader_refs`` reads off the syntax tree: each word searched from a
+    literal (a pattern that starts with a literal is searched fast; one that starts with
+    ``\b`` or a lookbehind is tried at every position), its word boundary checked by hand
+    (``tests/test_speed_parts.py`` holds the one-pattern form it replaced)."""
     for word, rx, dotted in _LOADER_PARTS:
         if word not in source:
             continue
@@ -892,9 +887,8 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                                             f"activates torch's flash attention impl {c!r}"
                                             if c else "activates a flash attention impl "
                                             "chosen at run time"))
-            elif full.rsplit(".", 1)[-1] in _TORCH_OPS or d.rsplit(".", 1)[-1] in _TORCH_OPS:
-                op = full.rsplit(".", 1)[-1] if full.rsplit(".", 1)[-1] in _TORCH_OPS \
-                    else d.rsplit(".", 1)[-1]
+            elif (op := next((x for x in (full.rsplit(".", 1)[-1], d.rsplit(".", 1)[-1])
+                              if x in _TORCH_OPS), None)) is not None:
                 if any(k.arg in N.WINDOW_KEYS for k in node.keywords):
                     s.torch.append(TorchFA4(node.lineno, node.col_offset + 1,
                                             f"hands a window to torch's {op}"))
@@ -927,8 +921,6 @@ def _torch_references(s: FileSummary, tree: ast.Module, import_aliases: dict) ->
     an activation chosen at run time; an op handed on as a value (``attn = varlen.varlen_attn``)
     -- the calls made through it may hand it any window. Both count like the spellings the
     call walk reads (FA4S008 needs an activation and a handoff)."""
-    from analyzer.sites.astutil import parent
-
     for node in walk(tree):
         t = type(node)
         if t is ast.Constant and node.value == _TORCH_SWITCH:
@@ -944,7 +936,7 @@ def _torch_references(s: FileSummary, tree: ast.Module, import_aliases: dict) ->
             continue
         if name not in _TORCH_OPS and name != _TORCH_SWITCH:
             continue
-        p = parent(node)
+        p = astutil.parent(node)
         if isinstance(p, ast.Call) and p.func is node:
             continue                    # a call of it by name: read by the call walk
         if isinstance(p, (ast.ImportFrom, ast.Import)):

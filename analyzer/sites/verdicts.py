@@ -117,7 +117,8 @@ class Judge:
     def chain_reads(self, v) -> set:
         """The names a chain's code may read an argument by: its functions' parameter names
         and its string constants (``kw.get("te_mode")``); every name when its code does not
-        parse. An opaque layer is judged as passing everything through (the chain's note). fa4_patch's own wrapper reads only the window."""
+        parse. An opaque layer is judged as passing everything through (the chain's note);
+        fa4_patch's own wrapper reads only the window."""
         key = v.chain
         if key in self._reads:
             return self._reads[key]
@@ -129,9 +130,8 @@ class Judge:
             if lay.opaque or not lay.module:
                 continue        # judged as passing everything through (see the chain's note)
             for src in self.runner.modules[lay.module].sources:
-                try:
-                    tree = ast.parse(src)
-                except SyntaxError:
+                tree = BH._syntax(src)[0]
+                if tree is None:
                     out.add(_ANY_NAME)
                     continue
                 for n in ast.walk(tree):
@@ -214,37 +214,24 @@ class Judge:
         if not fn.ir.decorators or "." in fn.qualname or fn.cls is not None:
             return None
         func = c["call"].func
-        if not isinstance(func, Name) or func.id in fn.defs:
-            return None
-        raw = [v for v, _ in c["fa4"] if not v.chain]
-        if not raw or len({v.entry.name for v in raw}) != 1:
+        entry = _one_raw_entry(c)
+        if not isinstance(func, Name) or func.id in fn.defs or entry is None:
             return None
         info = self.index.by_path.get(fn.mod.path)
         if info is None:
             return None
-        mod = self.module_for(info.name, {fn.name})
-        ext = self.runner.modules[mod]
-        if ext.refused:
-            return BH.ChainResult("unknown", f"@-decorated {fn.name}: cannot run its code: {ext.refused}")
-        layer = BH.Layer(f"@decorated {fn.name}", module=mod, template=fn.name, bind=func.id,
-                         names_window=True)
-        params, req = self.signature(raw[0].entry.name)
-        res = self.runner.verify_chains([((layer,), raw[0].entry.name, tuple(params), req)])[0]
-        return self._keyword_uses_only(res, fn.name, req)
+        return self._run_forwarder(f"@decorated {fn.name}", info.name, fn.name, func.id, entry)
 
     def _lambda_forwarder(self, c) -> BH.ChainResult | None:
         """A call of FA4 in a module-level lambda bound to one name (``fa = lambda *a, **kw:
         flash_attn_func(*a, **norm(kw))``): the lambda is the wrapper. It is run in the
         sandbox like a decorated forwarder, under the name it is bound to."""
         fn = c["fn"]
-        func = c["call"][1]
-        if not isinstance(func, Name):
+        func = c["call"].func
+        entry = _one_raw_entry(c)
+        if not isinstance(func, Name) or entry is None:
             return None
-        raw = [v for v, _ in c["fa4"] if not v.chain]
-        if not raw or len({v.entry.name for v in raw}) != 1:
-            return None
-        pos = c["call"][3]
-        node, _mod = self._call_node(fn.mod.path, pos[0], pos[1])
+        node, _mod = self._call_node(fn.mod.path, c["call"].pos[0], c["call"].pos[1])
         info = self.index.by_path.get(fn.mod.path)
         if node is None or info is None or info.tree is None:
             return None
@@ -255,19 +242,22 @@ class Judge:
         if not (isinstance(stmt, ast.Assign) and stmt.value is lam and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], ast.Name) and stmt in info.tree.body):
             return None
-        name = stmt.targets[0].id
-        if any(isinstance(n, ast.Name) and n.id in {a.arg for a in ast.walk(lam.args)
-                                                    if isinstance(a, ast.arg)} and n.id == func.id
-               for n in ast.walk(lam.body)):
+        if func.id in {a.arg for a in ast.walk(lam.args) if isinstance(a, ast.arg)}:
             return None                 # FA4 is the lambda's own parameter
-        mod = self.module_for(info.name, {name})
+        name = stmt.targets[0].id
+        return self._run_forwarder(f"lambda {name}", info.name, name, func.id, entry)
+
+    def _run_forwarder(self, label: str, modname: str, name: str, bind: str,
+                       entry: str) -> BH.ChainResult:
+        """Run the module-level ``name`` of ``modname`` as a wrapper around FA4's ``entry``
+        (the FA4 name it calls, ``bind``, is the recording stand-in)."""
+        mod = self.module_for(modname, {name})
         ext = self.runner.modules[mod]
         if ext.refused:
-            return BH.ChainResult("unknown", f"lambda {name}: cannot run its code: {ext.refused}")
-        layer = BH.Layer(f"lambda {name}", module=mod, template=name, bind=func.id,
-                         names_window=True)
-        params, req = self.signature(raw[0].entry.name)
-        res = self.runner.verify_chains([((layer,), raw[0].entry.name, tuple(params), req)])[0]
+            return BH.ChainResult("unknown", f"{label}: cannot run its code: {ext.refused}")
+        layer = BH.Layer(label, module=mod, template=name, bind=bind, names_window=True)
+        params, req = self.signature(entry)
+        res = self.runner.verify_chains([((layer,), entry, tuple(params), req)])[0]
         return self._keyword_uses_only(res, name, req)
 
     def _keyword_uses_only(self, res, name: str, req: int):
@@ -361,31 +351,11 @@ class Judge:
                 ch = self.chain(v).for_forms(wv.forms)
                 per = {r: (s, w) for r, s, w in ch.per_release}
                 st, wit = per.get(res.label, (ch.status, ch.witness))
-                if v.chain and st == "proved" and wv.outside:
-                    statuses.append("unknown")
-                    witnesses.append(f"{v.entry.name}: the call passes {wv.outside[0]}, a bound "
-                                     f"outside what {ch.witness.split(' checked on')[0]} was "
-                                     "proved on (None and integers)")
-                    continue
-                read = set()
-                if v.chain and st == "proved" and wv.extra_keywords:
-                    reads = self.chain_reads(v)
-                    read = set(wv.extra_keywords) if _ANY_NAME in reads else \
-                        reads & wv.extra_keywords
-                if v.chain and st == "proved" and wv.chain_gaps:
-                    statuses.append("unknown")
-                    witnesses.append(f"{v.entry.name}: not proved by {ch.witness.split(' checked on')[0]}"
-                                     f" for this call: {wv.chain_gaps[0]}")
-                    continue
-                if read:
-                    statuses.append("unknown")
-                    witnesses.append(f"{v.entry.name}: the call passes {', '.join(sorted(read))}, "
-                                     f"which {ch.witness.split(' checked on')[0]} reads, and its "
-                                     "runs did not pass it (not a proof for this call)")
-                    continue
                 if v.chain and st == "proved":
-                    statuses.append("proved")
-                    witnesses.append(f"{v.entry.name} through {ch.witness}")
+                    gap = self._proof_gap(v, ch, wv)
+                    statuses.append("unknown" if gap else "proved")
+                    witnesses.append(f"{v.entry.name}: {gap}" if gap
+                                     else f"{v.entry.name} through {ch.witness}")
                     continue
                 # judge the call's own pairs through this value: bounded pairs first (a
                 # wrong one is broken), then pairs over unbounded values (wrong: unknown)
@@ -437,6 +407,25 @@ class Judge:
             wit = next((w for s, w in zip(statuses, witnesses) if s == st), "")
             out.append(CallVerdict(res.label, st, wit, tuple(dict.fromkeys(pairs_out))))
         return worst(v.status for v in out), tuple(out)
+
+    def _proof_gap(self, v, ch, wv: WindowValues) -> str:
+        """Why a chain proved for the forms a call uses still proves nothing for this call
+        ("" when it does): a bound outside the proof's domain, positional arguments the
+        wrapper's own signature may bind to the window, a keyword the wrapper reads that its
+        runs never passed."""
+        label = ch.witness.split(" checked on")[0]
+        if wv.outside:
+            return (f"the call passes {wv.outside[0]}, a bound outside what {label} was "
+                    "proved on (None and integers)")
+        if wv.chain_gaps:
+            return f"not proved by {label} for this call: {wv.chain_gaps[0]}"
+        if wv.extra_keywords:
+            reads = self.chain_reads(v)
+            read = set(wv.extra_keywords) if _ANY_NAME in reads else reads & wv.extra_keywords
+            if read:
+                return (f"the call passes {', '.join(sorted(read))}, which {label} reads, and "
+                        "its runs did not pass it (not a proof for this call)")
+        return ""
 
     def _through_chain(self, v, res, wv: WindowValues, pairs) -> P.PairJudgement:
         """A chain that is not proved for every input: run the call's own pairs through it
@@ -730,6 +719,7 @@ def _set_from_outside(solver, name: str, vals, node) -> str:
     if where:
         return where
     classes = {str(v.key[-1]).rsplit(".", 1)[-1] for v, _ in vals if isinstance(v, ClassRef)}
+    cls = next(iter(classes)) if len(classes) == 1 else None
     for n in ast.walk(node):
         if isinstance(n, ast.Attribute):
             base = n
@@ -737,7 +727,6 @@ def _set_from_outside(solver, name: str, vals, node) -> str:
                 base = base.value
             if not (isinstance(base, ast.Name) and base.id == name):
                 continue
-            cls = next(iter(classes)) if len(classes) == 1 else None
             where = stores.module_or_class(n.attr, cls)
             if where:
                 return where
@@ -1166,6 +1155,12 @@ def _splat_helpers_proved(judge, solver, c, text) -> dict:
         if ok and values:
             out[id(e)] = func_src
     return out
+
+
+def _one_raw_entry(c) -> str | None:
+    """The one FA4 entry point a call reaches unwrapped, or None (none, or several)."""
+    names = {v.entry.name for v, _ in c["fa4"] if not v.chain}
+    return next(iter(names)) if len(names) == 1 else None
 
 
 def _extra_keywords(call) -> frozenset:
