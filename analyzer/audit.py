@@ -92,6 +92,8 @@ def run_audit(te_spec: str, fa4_specs: Sequence[str], *, strict: bool = False,
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
+    from analyzer.sites import lanes
+    lanes.prestart()        # forked before the pool's threads exist
     with ProcessPoolExecutor(max_workers=2, mp_context=get_context("fork")) as pool:
         table_fut = pool.submit(build_table, fa4, te, simulate=simulate)
         fut = pool.submit(codemod_preview, te) if with_codemod else None

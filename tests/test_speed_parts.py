@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -268,15 +269,85 @@ def test_a_parse_worker_that_never_answers_is_an_error_not_a_hang(monkeypatch, t
     from analyzer.errors import AuditError
     from analyzer.sites import parse as PA
 
+    from analyzer.sites import lanes
+
     monkeypatch.setattr(PA, "_parse_job", _stuck_parse_job)
     monkeypatch.setenv("FA4_AUDIT_PARSE_TIMEOUT_S", "1")
-    data = {f"m{i}.py": b"x = 1\n" for i in range(2)}
-    p = PA._Parser(data, jobs=2, use_cache=False, progress=None)
-    t0 = _time.perf_counter()
-    with pytest.raises(AuditError, match="did not finish"):
+    # the lanes are forked from a process forked before this test: start one that sees the
+    # stuck job (and stop it after, so no later test inherits it)
+    lanes.shutdown()
+    try:
+        data = {f"m{i}.py": b"x = 1\n" for i in range(2)}
+        p = PA._Parser(data, jobs=2, use_cache=False, progress=None)
+        t0 = _time.perf_counter()
+        with pytest.raises(AuditError, match="did not finish"):
+            p.parse(sorted(data))
+        assert _time.perf_counter() - t0 < 20
+        p.close()
+    finally:
+        lanes.shutdown()
+
+
+@pytest.mark.parametrize("job", ["_raising_parse_job", "_dying_parse_job"])
+def test_a_parse_lane_that_raises_or_dies_is_an_error_not_a_hang(monkeypatch, job):
+    """Guards against a parse lane's failure being lost: a lane that raises, or dies without a
+    word (killed, out of memory), makes the pass fail closed at once (AuditError, exit 2),
+    neither a hang until the timeout nor a tree analysed without that file."""
+    import time as _time
+
+    from analyzer.errors import AuditError
+    from analyzer.sites import lanes
+    from analyzer.sites import parse as PA
+
+    if not lanes.available():
+        pytest.skip("the lanes need fork")
+    monkeypatch.setattr(PA, "_parse_job", globals()[job])
+    monkeypatch.setenv("FA4_AUDIT_PARSE_TIMEOUT_S", "60")
+    lanes.shutdown()
+    try:
+        data = {f"m{i}.py": b"x = 1\n" for i in range(2)}
+        p = PA._Parser(data, jobs=2, use_cache=False, progress=None)
+        t0 = _time.perf_counter()
+        with pytest.raises(AuditError, match="parse worker"):
+            p.parse(sorted(data))
+        assert _time.perf_counter() - t0 < 10
+    finally:
+        lanes.shutdown()
+
+
+def test_lanes_give_the_ir_the_main_process_would_build():
+    """Guards against the zygote's lanes parsing something else than the main process would
+    (a stale module state, a lost chunk, results out of order): the IR of a real file split in
+    chunks across lanes equals the in-process parse."""
+    from analyzer.sites import lanes
+    from analyzer.sites import parse as PA
+
+    if not lanes.available():
+        pytest.skip("the lanes need fork")
+    src = Path(PA.__file__).with_name("verdicts.py").read_bytes()
+    data = {"a/verdicts.py": src, "b.py": b"import os\nx = os.sep\n"}
+    lanes.shutdown()
+    try:
+        p = PA._Parser(data, jobs=2, use_cache=False, progress=None)
         p.parse(sorted(data))
-    assert _time.perf_counter() - t0 < 20
-    p.close()
+        assert lanes._LIVE is not None, "the lanes were not used"
+        q = PA._Parser(data, jobs=1, use_cache=False, progress=None)
+        q.parse(sorted(data))
+        for rel in data:
+            assert p.irs[rel] == q.irs[rel]
+            assert p.irs[rel].body
+    finally:
+        lanes.shutdown()
+
+
+def _raising_parse_job(item):
+    raise ValueError("a bug in the extractor")
+
+
+def _dying_parse_job(item):
+    import os as _os
+
+    _os._exit(3)
 
 
 def _stuck_parse_job(item):

@@ -72,6 +72,10 @@ def add_arguments(parser) -> None:
 def run(args, stdout, stderr) -> int:
     from pathlib import Path
 
+    if args.jobs is None or args.jobs > 1:
+        # the parse lanes' process starts now and imports libcst while this one starts up
+        from analyzer.sites import lanes
+        lanes.prestart(args.jobs)
     from analyzer.sites import audit_tree, render
 
     progress = Progress(stderr, quiet=args.quiet)

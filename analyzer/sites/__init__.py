@@ -22,10 +22,20 @@ examples), ``render``. ``pipeline`` strings them together.
 from __future__ import annotations
 
 from analyzer.sites.model import SitesReport
-from analyzer.sites.parse import _chunks  # noqa: F401  (tests split big files with it)
-from analyzer.sites.pipeline import audit_tree
 
 __all__ = ["audit_tree", "render", "SitesReport"]
+
+
+def __getattr__(name: str):
+    # loaded on first use: the parse lanes' zygote (``lanes``) is forked from a process that
+    # has imported this package but not yet the pass itself, which it does not need
+    if name == "audit_tree":
+        from analyzer.sites.pipeline import audit_tree
+        return audit_tree
+    if name == "_chunks":           # tests split big files with it
+        from analyzer.sites.parse import _chunks
+        return _chunks
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # ``analyzer.sites.render`` is both a module (``from analyzer.sites.render import render``) and,
 # as an attribute of this package, the function itself: import the module once, then bind the

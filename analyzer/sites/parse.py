@@ -10,6 +10,7 @@ from concurrent.futures import TimeoutError as FuturesTimeout
 from multiprocessing import get_context
 
 from analyzer.sites import cache as C
+from analyzer.sites import lanes as L
 from analyzer.sites.ir import ModuleIR
 
 def _parse_job(item):
@@ -101,7 +102,8 @@ class _Parser:
         pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
-        """Stop the worker processes (the pass calls this when it has every file it needs)."""
+        """Stop the worker processes (the pass calls this when it has every file it needs).
+        The lanes' zygote stays for the next pass of this process (``lanes.shutdown``)."""
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None
@@ -134,10 +136,15 @@ class _Parser:
             jobs.extend((rel, chunk, off) for chunk, off in _chunks(self.data[rel], self.jobs))
         jobs.sort(key=lambda j: -len(j[1]))
         self._pending = (todo, keys, jobs, None, None)
-        # libcst is imported by each worker, not here first: the workers' imports run side by
-        # side while this process builds the import graph (imported here, before the fork, the
-        # 0.12 s import kept the second core idle)
-        if jobs and (self._pool is not None or (len(jobs) > 1 and self.jobs > 1)):
+        # libcst is never imported here: the lanes are forked from a process that imported it
+        # once (``lanes``), and parse while this process builds the import graph
+        zygote = L.get(self.jobs) if jobs and self.jobs > 1 else None
+        if zygote is not None and not zygote.busy:
+            shares = L.split(jobs, min(self.jobs, zygote.lanes), lambda j: len(j[1]))
+            self._pending = (todo, keys, jobs, zygote, zygote.submit(shares))
+        elif jobs and (self._pool is not None or (len(jobs) > 1 and self.jobs > 1)):
+            # no fork here (or the zygote is serving another pass): a pool whose workers
+            # import libcst each, side by side
             if self._pool is None:
                 # kept for later rounds (``close``): their workers have libcst loaded already
                 self._pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(jobs)),
@@ -152,7 +159,20 @@ class _Parser:
         self._pending = ([], {}, [], None, None)
         t0 = time.perf_counter()
         parts: dict[str, list] = {}
-        if ex is not None:
+        if isinstance(ex, L.Zygote):
+            try:
+                for rel, off, ir in ex.collect(futs, _parse_timeout()):
+                    parts.setdefault(rel, []).append((off, ir))
+            except TimeoutError:
+                from analyzer.errors import AuditError
+                raise AuditError(f"parsing did not finish within {_parse_timeout():.0f} s "
+                                 "(FA4_AUDIT_PARSE_TIMEOUT_S); nothing can be said about "
+                                 "the tree") from None
+            except L.LaneError as exc:
+                from analyzer.errors import AuditError
+                raise AuditError(f"a parse worker failed ({str(exc).splitlines()[0]}); "
+                                 "nothing can be said about the tree") from None
+        elif ex is not None:
             try:
                 for f in futs:
                     rel, off, ir = f.result(timeout=_parse_timeout())
