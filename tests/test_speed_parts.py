@@ -340,6 +340,63 @@ def test_lanes_give_the_ir_the_main_process_would_build():
         lanes.shutdown()
 
 
+_NESTED_CLASSES = textwrap.dedent('''
+    class A:
+        class B:
+            pass
+        def f(self):
+            class C(A):
+                pass
+            return C
+    try:
+        class D: pass
+    except ValueError as e:
+        class E: pass
+    else:
+        class F: pass
+    finally:
+        class G: pass
+    with open(__file__) as fh:
+        for x in range(3):
+            while x:
+                class H: pass
+            else:
+                class I: pass
+    match 3:
+        case 1 if (lambda: 0)():
+            class J: pass
+        case _:
+            class K: pass
+    async def g():
+        async with x as y:
+            class L: pass
+    @(lambda c: c)
+    class M(*[A]):
+        x = [c for c in (1, 2)]
+''')
+
+
+@pytest.mark.parametrize("src", ["nested", "repository"])
+def test_class_statements_read_off_statements_are_the_walk_s(src):
+    """Guards against the class checks missing a class (and with it a property or a hook that
+    decides what ``self.attr`` reads): ``attrstores._class_defs`` reads class statements off
+    statement lists only; it must find exactly the classes a full walk finds, in its order."""
+    from analyzer.sites import astutil
+    from analyzer.sites.attrstores import _class_defs
+
+    sources = [_NESTED_CLASSES] if src == "nested" else [
+        p.read_text() for p in sorted(Path(__file__).resolve().parents[1].rglob("*.py"))
+        if ".venv" not in p.parts]
+    found = 0
+    for text in sources:
+        tree = ast.parse(text)
+        keep = astutil.index(tree)  # noqa: F841
+        want = [n for n in astutil.walk(tree) if isinstance(n, ast.ClassDef)]
+        assert _class_defs(tree) == want
+        found += len(want)
+    assert found >= 13
+
+
 def _raising_parse_job(item):
     raise ValueError("a bug in the extractor")
 

@@ -94,12 +94,12 @@ class StoreIndex:
         """The first class of ``cls_name``'s family whose body binds ``attr`` or a hook that
         intercepts attribute access (``path:line (what)``), else ""."""
         name = attr.encode()
-        for rel in sorted(self.data):
+        for rel in self._class_files():
             raw = self.data[rel]
-            if b"class" not in raw or not (_may_bind(raw, name) or _defines_hook(raw)):
+            if not (self._hooks[rel] or _may_bind(raw, name)):
                 continue
             info = self.index.by_path.get(rel)
-            tree = info.tree if info is not None else None
+            tree = info.bare_tree if info is not None else None
             if tree is None:
                 return f"{rel}:1 (cannot be read)"
             for k, bound in self._classes_of(rel, tree):
@@ -108,12 +108,21 @@ class StoreIndex:
                     return f"{rel}:{k.lineno} ({k.name} {what})"
         return ""
 
+    def _class_files(self) -> list:
+        """The files that may define a class, in order; whether each defines an attribute
+        hook (``_defines_hook``) is read once, for every attribute asked about."""
+        files = self.__dict__.get("_with_class")
+        if files is None:
+            files = self._with_class = [rel for rel in sorted(self.data)
+                                        if b"class" in self.data[rel]]
+            self._hooks = {rel: _defines_hook(self.data[rel]) for rel in files}
+        return files
+
     def _classes_of(self, rel: str, tree) -> list:
         """(class, the names its own body binds) for every class of a file, read once."""
         got = self._classes.get(rel)
         if got is None:
-            got = self._classes[rel] = [(k, _class_bindings(k)) for k in walk(tree)
-                                        if type(k) is ast.ClassDef]
+            got = self._classes[rel] = [(k, _class_bindings(k)) for k in _class_defs(tree)]
         return got
 
     # -- classes -----------------------------------------------------------------------
@@ -169,7 +178,7 @@ class StoreIndex:
                 continue
             self._files_read.add(rel)
             info = self.index.by_path.get(rel)
-            tree = info.tree if info is not None else None
+            tree = info.bare_tree if info is not None else None
             if tree is None:
                 continue
             for n in tree.body:            # aliases: the alias derives from what it names
@@ -181,20 +190,43 @@ class StoreIndex:
                     for t in targets:
                         if isinstance(t, ast.Name):
                             self._bases.setdefault(t.id, set()).add(base)
-            for n in walk(tree):           # every class of the file, read once
-                if isinstance(n, ast.ClassDef):
-                    got = self._bases.setdefault(n.name, set())
-                    for base in n.bases:
-                        if isinstance(base, ast.Name):
-                            got.add(base.id)
-                        elif isinstance(base, ast.Attribute):
-                            got.add(base.attr)
-                        else:
-                            got.add(_COMPUTED)
+            for n in _class_defs(tree):    # every class of the file, read once
+                got = self._bases.setdefault(n.name, set())
+                for base in n.bases:
+                    if isinstance(base, ast.Name):
+                        got.add(base.id)
+                    elif isinstance(base, ast.Attribute):
+                        got.add(base.attr)
+                    else:
+                        got.add(_COMPUTED)
         return self._bases.setdefault(name, set())
 
 
 _COMPUTED = "<a base computed at run time>"
+
+
+def _class_defs(tree: ast.AST) -> list:
+    """Every class statement under ``tree``, in preorder (the order of ``astutil.walk``), read
+    off statement lists only: a class statement is a statement, and only statement lists
+    (bodies, branches, handlers, match cases) hold statements, so no expression is visited."""
+    out: list = []
+    stack = [iter([tree])]
+    while stack:
+        st = next(stack[-1], None)
+        if st is None:
+            stack.pop()
+            continue
+        if isinstance(st, ast.ClassDef):
+            out.append(st)
+        subs = []
+        for f in st._fields:
+            v = getattr(st, f, None)
+            if type(v) is list and v and isinstance(v[0], (ast.stmt, ast.excepthandler,
+                                                          ast.match_case)):
+                subs.extend(v)
+        if subs:
+            stack.append(iter(subs))
+    return out
 # the hooks that decide what ``instance.attr`` reads or stores, whatever the stores say
 _HOOK_NAMES = ("__setattr__", "__getattribute__", "__getattr__", "__delattr__")
 _HOOK_BYTES = tuple(h.encode() for h in _HOOK_NAMES)

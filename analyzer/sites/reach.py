@@ -133,12 +133,22 @@ class ModuleInfo:
 
     @property
     def tree(self) -> ast.Module | None:
+        """The syntax tree, indexed: one preorder listing serves every walk of it and every
+        parent lookup (``astutil.walk``/``parent``)."""
+        t = self.bare_tree
+        if t is not None and self.__dict__.get("_index") is None:
+            self._index = astutil.index(t)
+        return t
+
+    @property
+    def bare_tree(self) -> ast.Module | None:
+        """The syntax tree, not indexed until ``tree`` is asked for: for readers that walk
+        statements only (the class checks of ``attrstores``), which never need the listing
+        of every expression node (most of the cost of indexing)."""
         if self._tree is None and self.error is None:
             text = self.source
             try:
                 self._tree = ast.parse(text)
-                # one preorder listing serves every walk of this tree (``astutil.walk``)
-                self._index = astutil.index(self._tree)
             except (SyntaxError, ValueError) as exc:
                 self.error = f"does not parse: {exc}"
             else:
