@@ -89,8 +89,13 @@ class StoreIndex:
         self._stores[attr] = out
         return out
 
+    def class_hazard(self, cls_name: str, attr: str, skip=None) -> str:
+        """``_class_hazard``, the class statement at ``skip`` (path, line) left out: for a
+        method of that class, whose own ``def`` binds the name."""
+        return self._class_hazard(cls_name, attr, skip)
+
     # -- class bodies ------------------------------------------------------------------
-    def _class_hazard(self, cls_name: str, attr: str) -> str:
+    def _class_hazard(self, cls_name: str, attr: str, skip=None) -> str:
         """The first class of ``cls_name``'s family whose body binds ``attr`` or a hook that
         intercepts attribute access (``path:line (what)``), else ""."""
         name = attr.encode()
@@ -103,6 +108,8 @@ class StoreIndex:
             if tree is None:
                 return f"{rel}:1 (cannot be read)"
             for k, bound in self._classes_of(rel, tree):
+                if skip is not None and (rel, k.lineno) == skip:
+                    continue
                 what = _binds(bound, attr)
                 if what and self._related(k.name, cls_name):
                     return f"{rel}:{k.lineno} ({k.name} {what})"

@@ -19,7 +19,7 @@ Expressions:
   DictExpr(items: [DictItem(key|None, value, pos)], pos)  Call(func, args, pos)
   args: [Arg(kind, kw, value, pos)], kind in "p" positional, "*" star, "k" keyword, "**"
   double star;  Either(a, b) either value;  Subscript(base, index, pos);  Unknown() (the
-  shared ``UNKNOWN``) opaque. A ListExpr / DictExpr ``pos`` is ("alloc", n), an identity.
+  shared ``UNKNOWN``) opaque. A ListExpr / DictExpr ``pos`` is ("alloc", first line of the chunk, n), an identity.
 Statements:
   Import([ImportItem(local, module, attr|None, level, pos)])  Assign([targets], value, pos)
   AugAssign(target, value, pos)  If(true_facts, false_facts, body, orelse)
@@ -415,7 +415,9 @@ class _Extractor:
         # lists/dicts are allocation sites; they need an identity, not a reported position:
         # use the ordinal machinery of nothing -> a unique token
         self._alloc = getattr(self, "_alloc", 0) + 1
-        return ("alloc", self._alloc)
+        # unique in the module when a big file is extracted in chunks (each chunk counts from
+        # 1): the chunk's first line goes with the count
+        return ("alloc", self.alloc_base, self._alloc)
 
     def generic(self, node):
         """Walk a subtree we do not model, still counting positioned kinds (exact ordinals),
@@ -587,6 +589,7 @@ def extract(path: str, source: bytes, line_offset: int = 0) -> ModuleIR:
         tree = None
         ast_err = f"{type(exc).__name__}: {exc}"
     ex = _Extractor()
+    ex.alloc_base = line_offset
     ex.calls_in_generic = []
     ex.walrus = []
     ast_err = None
@@ -610,6 +613,7 @@ def extract(path: str, source: bytes, line_offset: int = 0) -> ModuleIR:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         positions = wrapper.resolve(PositionProvider)
         ex2 = _Extractor(provider_positions=positions)
+        ex2.alloc_base = line_offset
         ex2.calls_in_generic = []
         ex2.walrus = []
         body = ex2.body(module.body, "")

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator, NamedTuple, Optional, Sequence
 
-IR_VERSION = 7
+IR_VERSION = 8
 
 
 # ----------------------------------------------------------------------------- expressions
@@ -65,7 +65,7 @@ class TupleExpr(NamedTuple):
 class ListExpr(NamedTuple):
     tag: str = "L"
     elts: Sequence = ()
-    pos: Any = None         # ("alloc", n): the list display's identity, no source position
+    pos: Any = None         # ("alloc", chunk, n): the list display's identity, no position
 
 
 class Starred(NamedTuple):
@@ -82,7 +82,7 @@ class DictItem(NamedTuple):
 class DictExpr(NamedTuple):
     tag: str = "D"
     items: Sequence = ()  # [DictItem]
-    pos: Any = None         # ("alloc", n), like ListExpr
+    pos: Any = None         # ("alloc", chunk, n), like ListExpr
 
 
 class Arg(NamedTuple):

@@ -17,6 +17,7 @@ import ast
 from dataclasses import dataclass
 
 from analyzer.sites import behaviour as BH
+from analyzer.sites.attrstores import _binds, _class_bindings
 from analyzer.sites import pairs as P
 from analyzer.sites.astutil import (index as astutil_index, indexed, parent as parent_of,
                                     walk)
@@ -84,13 +85,16 @@ class Judge:
         return N.PARAMS_B36[entry], N.REQUIRED_B36[entry]
 
     # -- extraction ----------------------------------------------------------------------
-    def module_for(self, modname: str, roots) -> str:
-        key = (modname, frozenset(roots))
+    def module_for(self, modname: str, roots, extra=()) -> str:
+        """The sandbox module of what ``roots`` need in ``modname``, plus ``extra`` sources
+        (a method run as a module-level function)."""
+        key = (modname, frozenset(roots), tuple(extra))
         if key in self._ext_keys:
             return self._ext_keys[key]
         self._ext_n += 1
         name = f"m{self._ext_n}"
         srcs, opaque, refused = BH.extract(self.index, modname, sorted(roots))
+        srcs = list(srcs) + list(extra)
         if not refused:
             for s in srcs:
                 try:
@@ -763,6 +767,47 @@ def _flow_pairs(solver, site) -> set:
     return out
 
 
+def _find_class(tree, cir):
+    """The ast ClassDef of an IR class (by its name and first line)."""
+    line = cir.pos[0] if cir.pos and isinstance(cir.pos[0], int) else None
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ClassDef) and n.name == cir.name and \
+                (line is None or n.lineno <= line <= (n.end_lineno or n.lineno)):
+            return n
+    return None
+
+
+def _runs_as_function(fdef, first) -> bool:
+    """Does a method's body behave the same run as a module-level function? It never reads
+    its first parameter ``first`` (None for a static method), uses neither ``super`` nor
+    ``__class__`` (they need the class cell), and spells no private name (``__x`` is mangled
+    with the class's name inside a class body, not outside)."""
+    for n in ast.walk(fdef):
+        ids = []
+        if isinstance(n, ast.Name):
+            ids = [n.id]
+        elif isinstance(n, ast.Attribute):
+            ids = [n.attr]
+        elif isinstance(n, ast.arg):
+            ids = [n.arg]
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not fdef:
+            ids = [n.name]
+        elif isinstance(n, ast.alias):
+            ids = [n.asname or n.name]
+        for i in ids:
+            if i in ("super", "__class__") or (i.startswith("__") and not i.endswith("__")):
+                return False
+            if first is not None and i == first and not (isinstance(n, ast.arg)
+                                                           and n in _first_args(fdef)):
+                return False
+    return True
+
+
+def _first_args(fdef) -> list:
+    args = fdef.args.posonlyargs + fdef.args.args
+    return args[:1]
+
+
 def _find_def(tree, fir):
     """The ast FunctionDef of an IR function (by its name and first line)."""
     line = fir.pos[0] if fir.pos and isinstance(fir.pos[0], int) else None
@@ -846,6 +891,8 @@ class _Enumerator:
         self.results: dict = {}
         self.open: dict = {}      # key -> the expression has a name enumerated over the domain
         self.local_of: dict = {}  # key -> {local name: its values or domain}
+        self.synthetic: dict = {}  # name -> the method (ast def) run as a module-level function
+        self.why_not: dict = {}    # id(site) -> why its expression is not run
 
     def job_for(self, site, want: str):
         """Register the evaluation of ``site``'s value expression; returns a key or None."""
@@ -860,8 +907,142 @@ class _Enumerator:
         if fn is None:
             return None
         node, src, line = self._resolve(site, fn, node, src)
-        free = BH.free_names(node)
-        return self._register(site, fn, node, src, line, free, want)
+        got = self._methods_as_functions(site, fn, node)
+        if isinstance(got, str):
+            self.why_not[id(site)] = got
+            return None
+        node, extra, roots = got
+        if extra:
+            node, pseudo = self._self_attributes(fn, node)
+            src = ast.unparse(node)
+        else:
+            pseudo = {}
+        free = BH.free_names(node) - set(self.synthetic)
+        return self._register(site, fn, node, src, line, free, want, extra, roots, pseudo)
+
+    def _self_attributes(self, fn, node):
+        """In an expression that calls a method run as a function, each read of an attribute
+        of the method's instance (``self.window_size``) becomes a name of its own, whose values
+        are the flow's values of that attribute (``window_values``: every store the class
+        makes, or unknown where the attribute may be set elsewhere)."""
+        if fn.first_param is None or fn.def_count.get(fn.first_param) != 1 or \
+                fn.ir is None or fn.ir.decorators:
+            return node, {}
+        pseudo: dict = {}
+
+        class Swap(ast.NodeTransformer):
+            def visit_Attribute(self, n):
+                if isinstance(n.value, ast.Name) and n.value.id == fn.first_param and \
+                        isinstance(n.ctx, ast.Load) and not n.attr.startswith("__"):
+                    name = f"fa4_audit_self_{n.attr}"
+                    pseudo[name] = Attr(base=Name(id=fn.first_param), attr=n.attr)
+                    return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), n)
+                return self.generic_visit(n)
+
+            def visit_Call(self, n):
+                # a method called on the instance is not a value read: left as it is (the
+                # expression then names ``self`` and is not run)
+                if isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                        and n.func.value.id == fn.first_param:
+                    n.args = [self.visit(a) for a in n.args]
+                    n.keywords = [self.visit(k) for k in n.keywords]
+                    return n
+                return self.generic_visit(n)
+
+        node = Swap().visit(node)
+        return node, pseudo
+
+    def _methods_as_functions(self, site, fn, node):
+        """A helper called as a method of the call site's own class (``self.fix(w)``, or
+        ``Cls.fix(w)`` for a static method) is run as the module-level function its body is:
+        (node, extra sources, (method, free names, def) triples); (node, (), ()) when the
+        expression calls no such method; why not (a string) when it does and the method cannot
+        be run that way.
+
+        What ``self.fix`` calls must be that ``def``, and its body must not depend on being a
+        method. So the class is a module-level class of this file with no decorator or
+        metaclass; the method has no decorator (or ``staticmethod``); an instance method never
+        reads its first parameter; the body uses no ``super``/``__class__`` and no private
+        (mangled) name; no class of its family binds the name in its body, intercepts
+        attribute access or defines ``__init_subclass__``; and nothing in the tree stores an
+        attribute of that name (``self.fix = ...``, ``Cls.fix = ...``, ``setattr``)."""
+        calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)
+                 and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)]
+        cls = fn.cls
+        if cls is None or not calls:
+            return node, (), ()
+        # ``self`` is an instance of the class only in a plain method (not a static or class
+        # method, not an autograd ``forward(ctx, ...)``), and only while it is not rebound
+        via_self = fn.first_param is not None and fn.qualname == f"{cls.qualname}.{fn.name}" \
+            and fn.ir is not None and not fn.ir.decorators \
+            and fn.def_count.get(fn.first_param) == 1
+        mine = [c for c in calls if (via_self and c.func.value.id == fn.first_param)
+                or c.func.value.id == cls.ir.name]
+        if not mine:
+            return node, (), ()
+        stores = getattr(self.solver, "attr_stores", None)
+        info = self.judge.index.by_path.get(fn.mod.path)
+        label = f"{cls.ir.name}'s methods"
+        if stores is None or info is None or info.tree is None:
+            return f"{label}: the source could not be read"
+        if "." in cls.qualname:
+            return f"{label} are not run: the class is not defined at module level"
+        cdef = _find_class(info.tree, cls.ir)
+        if cdef is None or cdef.decorator_list or cdef.keywords:
+            return f"{label} are not run: a class decorator or metaclass may change them"
+        hook = stores.class_hazard(cls.ir.name, "__init_subclass__")
+        if hook:
+            return f"{label} are not run: {hook} may change them"
+        extra, roots = [], []
+        for c in mine:
+            what = f"{c.func.value.id}.{c.func.attr}"
+            static_only = c.func.value.id != fn.first_param
+            if static_only:
+                # the class name must be this class where the call stands
+                try:
+                    vals = self.solver.eval(fn_context(self.solver, fn), Name(id=cls.ir.name))
+                except RecursionError:
+                    vals = ()
+                if not vals or any(not (isinstance(v, ClassRef) and v.key == cls.key)
+                                   for v, _ in vals):
+                    return f"{what}: {cls.ir.name} may not be this class here"
+            meth = cls.methods.get(c.func.attr)
+            fdef = _find_def(cdef, meth.ir) if meth is not None and meth.ir is not None \
+                else None
+            if not isinstance(fdef, ast.FunctionDef) or fdef not in cdef.body:
+                return f"{what}: not a plain method {cls.ir.name} defines itself"
+            rest = ast.ClassDef(name=cdef.name, bases=[], keywords=[], decorator_list=[],
+                                body=[st for st in cdef.body if st is not fdef])
+            again = _binds(_class_bindings(rest), fdef.name)
+            if again:
+                return f"{what}: {cls.ir.name} also {again}"
+            decos = [d.id if isinstance(d, ast.Name) else None for d in fdef.decorator_list]
+            static = decos == ["staticmethod"]
+            if decos and not static or static_only and not static:
+                return f"{what}: a decorator other than staticmethod may change it"
+            params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
+            if not static and not params:
+                return f"{what}: a method without parameters"
+            if not _runs_as_function(fdef, None if static else params[0]):
+                return (f"{what}: its body reads its instance, super/__class__ or a private "
+                        "name, so it does not run as a function")
+            where = [f"{p}:{ln}" for p, ln, _ in stores._stores_of(fdef.name)]
+            if where:
+                return f"{what} may be replaced where the attribute is set ({where[0]})"
+            other = stores.class_hazard(cls.ir.name, fdef.name, skip=(info.path, cdef.lineno))
+            if other:
+                return f"{what} may not be the def at {info.path}:{fdef.lineno}: {other}"
+            name = f"fa4_audit_method{len(self.synthetic)}_{fdef.name.lstrip('_')}"
+            new = ast.FunctionDef(name=name, args=fdef.args, body=fdef.body, decorator_list=[],
+                                  returns=None, type_comment=None, type_params=[])
+            ast.fix_missing_locations(ast.copy_location(new, fdef))
+            self.synthetic[name] = fdef
+            extra.append(ast.unparse(new))
+            roots.append((meth, BH.free_names(new) - {"None", "True", "False"}, fdef))
+            c.func = ast.Name(id=name, ctx=ast.Load())
+            if not static:
+                c.args = [ast.Constant(value=None)] + c.args
+        return node, tuple(extra), tuple(roots)
 
     def branches(self, site) -> bool:
         """The site's value, followed through the local bindings that reach it, is chosen by a
@@ -917,6 +1098,13 @@ class _Enumerator:
             call = next((c for c in calls if u in c.args), None)
             if call is None or not isinstance(call.func, ast.Name):
                 return False
+            fdef = self.synthetic.get(call.func.id)
+            if fdef is not None:        # a method run as a function (its first argument added)
+                params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
+                i = call.args.index(u)
+                if i >= len(params) or not _shaped_in(fdef, params[i], 3):
+                    return False
+                continue
             try:
                 vals = self.solver.eval(fn_context(self.solver, fn), Name(id=call.func.id))
             except RecursionError:
@@ -933,15 +1121,19 @@ class _Enumerator:
                     return False
         return True
 
-    def _register(self, site, fn, node, src, line, free, want):
+    def _register(self, site, fn, node, src, line, free, want, extra=(), roots=(),
+                  pseudo=None):
         from analyzer.sites.coverage import window_values
 
+        pseudo = pseudo or {}
         local, module_level = {}, set()
         for name in sorted(free):
             if name in ("None", "True", "False"):
                 continue
-            if fn.ir is not None and name in fn.defs and name not in fn.globals:
-                atoms = window_values(self.solver, site.fn, Name(id=name), None, line=line)
+            value = pseudo.get(name, Name(id=name))
+            if name in pseudo or fn.ir is not None and name in fn.defs and \
+                    name not in fn.globals:
+                atoms = window_values(self.solver, site.fn, value, None, line=line)
                 vals, unk = _atoms_to_values(atoms)
                 others = [a[3] for a in atoms if len(a) > 3] + \
                     [a[1] for a in atoms if a[0] == "int" and a[1] < -1]
@@ -953,7 +1145,7 @@ class _Enumerator:
                     local[name] = sorted(set(others) | vals, key=repr)
                     continue
                 if unk or not vals:
-                    pairs, punk = _pair_values(self.solver, site.fn, Name(id=name), line=line)
+                    pairs, punk = _pair_values(self.solver, site.fn, value, line=line)
                     if pairs and not punk and all(isinstance(p, tuple) for p in pairs):
                         local[name] = sorted(pairs, key=lambda p: tuple(
                             (x is not None, x or 0) for x in p))
@@ -990,10 +1182,21 @@ class _Enumerator:
                 if _set_from_outside(self.solver, name, gv, node):
                     return None     # likewise: a store elsewhere is not among them
                 module_level.add(name)
+        for meth, names, fdef in roots:
+            # what a method run as a function reads from its module: the same checks
+            for name in sorted(names):
+                try:
+                    gv = self.solver.eval(fn_context(self.solver, meth), Name(id=name))
+                except RecursionError:
+                    return None
+                if self.solver.module_container_changed(gv) or \
+                        _set_from_outside(self.solver, name, gv, fdef):
+                    return None
+                module_level.add(name)
         info = self.judge.index.by_path.get(site.path)
         if info is None:
             return None
-        mod = self.judge.module_for(info.name, module_level)
+        mod = self.judge.module_for(info.name, module_level, extra)
         key = (mod, src.strip(), tuple(sorted((k, str(v)) for k, v in local.items())))
         self.jobs.append((key, (mod, src.strip(), local), want))
         self.local_of[key] = local
@@ -1321,7 +1524,8 @@ def decide(calls, solver, text, judge: Judge) -> None:
                     plan["pairs"] |= fp
                     continue
             if r is None or not r.ok:
-                why = r.why if r is not None else "its expression cannot be evaluated"
+                why = r.why if r is not None else \
+                    enum.why_not.get(id(site), "its expression cannot be evaluated")
                 detail = "" if why.startswith("with {") else f" ({why})"
                 plan["unknown"].append(f"{site.key} at {loc}: {unk[0]}{detail}")
                 continue

@@ -1435,5 +1435,42 @@ case("partial_helper_wrapper", {"m.py": _PARTIAL.format(new=_NORM_TUPLE)},
 case("partial_helper_wrapper/twin", {"m.py": _PARTIAL.format(new="w")},
      "import m\nm.run(1, 2, 3)\n", "unsafe", why="the helper hands FA4 TE's raw (-1, 0)")
 
+# 56. the call-site helper written as a method of the attention class (``self.fix(w)``, TE's
+# shape): run as the function its body is. The twin's subclass overrides it with one that
+# hands the window on: what ``self.fix`` calls is no longer that def
+_METHOD = (FA + "\n\nclass FlashAttention:\n    def __init__(self, window_size=(-1, 0)):\n"
+           "        self.window_size = window_size\n\n"
+           "    def _fa4_window(self, window):\n        left, right = window\n"
+           "        return (None if left < 0 else left, None if right < 0 else right)\n\n"
+           "    def forward(self, q, k, v, causal):\n"
+           "        return flash_attn_func(q, k, v, causal=causal,\n"
+           "                               window_size=self._fa4_window(self.window_size))\n{more}")
+case("method_helper", {"attn.py": _METHOD.format(more="")},
+     "import attn\nattn.FlashAttention().forward(1, 2, 3, True)\n"
+     "attn.FlashAttention((-1, -1)).forward(1, 2, 3, False)\n"
+     "attn.FlashAttention((128, 0)).forward(1, 2, 3, False)\n", "safe", exhaustive=False,
+     why="the method maps every negative bound to None and reads nothing of self")
+case("method_helper/twin", {"attn.py": _METHOD.format(
+    more="\n\nclass Sliding(FlashAttention):\n    def _fa4_window(self, window):\n"
+         "        return window\n")},
+     "import attn\nattn.Sliding().forward(1, 2, 3, True)\n", "unknown", exhaustive=False,
+     why="Sliding's override hands TE's (-1, 0) to FA4")
+
+
+# 57. the helper as a static method called through the class, and the same class with the
+# method replaced after the class statement (``FA.fix = staticmethod(...)``)
+_STATIC = (FA + "\n\nclass Attn:\n    @staticmethod\n    def fix(window):\n"
+           "        return tuple(None if x < 0 else x for x in window)\n\n"
+           "    def forward(self, q, k, v, window):\n"
+           "        return flash_attn_func(q, k, v, causal=True, window_size=Attn.fix(window))\n"
+           "{more}")
+case("static_method_helper", {"attn.py": _STATIC.format(more="")},
+     "import attn\nattn.Attn().forward(1, 2, 3, (-1, 0))\n", "safe", exhaustive=False,
+     why="Attn.fix is the static method: every negative bound becomes None")
+case("static_method_helper/twin", {"attn.py": _STATIC.format(
+    more="\n\nAttn.fix = staticmethod(lambda window: window)\n")},
+     "import attn\nattn.Attn().forward(1, 2, 3, (-1, 0))\n", "unknown", exhaustive=False,
+     why="the module replaces Attn.fix with one that hands (-1, 0) on")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
