@@ -422,6 +422,27 @@ def test_class_statements_read_off_statements_are_the_walk_s(src):
     assert found >= 13
 
 
+def test_class_checks_parse_each_file_once_on_a_tree_too_big_to_keep(monkeypatch):
+    """Guards against the class checks re-parsing a file for every attribute asked about (and
+    again for the report) once the tree is too big for every syntax tree to stay in memory
+    (``reach.MAX_LIVE_SOURCE``): that made the pass quadratic, 27 s on twice TE's tree."""
+    from analyzer.sites import reach as RC
+    from analyzer.sites.attrstores import StoreIndex
+
+    monkeypatch.setattr(RC, "MAX_LIVE_SOURCE", 1)      # keep one syntax tree at a time
+    data = {f"p/m{i}.py": (f"class C{i}:\n    window_size = 1\n    left = 2\n\n\n"
+                           f"class D{i}(C{i}):\n    def __getattr__(self, n):\n"
+                           "        return 0\n").encode() for i in range(6)}
+    parses = []
+    real = RC.ast.parse
+    monkeypatch.setattr(RC.ast, "parse", lambda *a, **k: parses.append(1) or real(*a, **k))
+    stores = StoreIndex(RC.TreeIndex(data), data)
+    first = [stores.foreign("C3", attr) for attr in ("window_size", "left", "right", "w")]
+    again = [stores.foreign("C3", attr) for attr in ("window_size", "left", "right", "w")]
+    assert first == again and all(first), first
+    assert len(parses) <= len(data), f"{len(parses)} parses of {len(data)} files"
+
+
 def _raising_parse_job(item):
     raise ValueError("a bug in the extractor")
 

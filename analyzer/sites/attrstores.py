@@ -31,6 +31,7 @@ class StoreIndex:
         self._files_read: set[str] = set()
         self._names_scanned: set[str] = set()
         self._classes: dict[str, list] = {}
+        self._foreign: dict[tuple, str] = {}
 
     def foreign(self, cls_name: str, attr: str) -> str:
         """"" when only ``cls_name``'s own methods (through their first parameter) set
@@ -40,7 +41,15 @@ class StoreIndex:
         ``__setattr__``/``__getattribute__``/``__getattr__`` decides what ``self.attr`` reads,
         so it counts as another place. Bases outside the tree are taken to store and read
         attributes plainly (``torch.nn.Module`` does, for values that are not modules,
-        parameters or buffers)."""
+        parameters or buffers). Read once per (class, attribute): the verdicts and the
+        report ask again."""
+        key = (cls_name, attr)
+        hit = self._foreign.get(key)
+        if hit is None:
+            hit = self._foreign[key] = self._foreign_uncached(cls_name, attr)
+        return hit
+
+    def _foreign_uncached(self, cls_name: str, attr: str) -> str:
         hazard = self._class_hazard(cls_name, attr)
         if hazard:
             return hazard
@@ -103,11 +112,16 @@ class StoreIndex:
             raw = self.data[rel]
             if not (self._hooks[rel] or _may_bind(raw, name)):
                 continue
-            info = self.index.by_path.get(rel)
-            tree = info.bare_tree if info is not None else None
-            if tree is None:
-                return f"{rel}:1 (cannot be read)"
-            for k, bound in self._classes_of(rel, tree):
+            classes = self._classes.get(rel)
+            if classes is None:
+                # parsed once: on a big tree the syntax tree itself may be dropped
+                # (``reach.MAX_LIVE_SOURCE``) and would be parsed again for each attribute
+                info = self.index.by_path.get(rel)
+                tree = info.bare_tree if info is not None else None
+                if tree is None:
+                    return f"{rel}:1 (cannot be read)"
+                classes = self._classes_of(rel, tree)
+            for k, bound in classes:
                 if skip is not None and (rel, k.lineno) == skip:
                     continue
                 what = _binds(bound, attr)
