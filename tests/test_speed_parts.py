@@ -443,6 +443,37 @@ def test_class_checks_parse_each_file_once_on_a_tree_too_big_to_keep(monkeypatch
     assert len(parses) <= len(data), f"{len(parses)} parses of {len(data)} files"
 
 
+def test_the_attribute_store_text_test_keeps_every_file_that_stores_the_attribute():
+    """Guards against a false safe: a store of ``o.window_size`` the text test does not see
+    (a tuple or for-loop target, a parenthesised target split over lines) was a store from
+    outside the class nobody looked at. Every file of this repository (and the corpus) that
+    stores or deletes an attribute must pass the text test for that attribute's name."""
+    from analyzer.sites import reach as RC
+    from analyzer.sites.attrstores import StoreIndex
+
+    from tests.corpus.cases import CASES
+
+    sources = [raw for _, raw in _repository_sources()]
+    sources += [src.encode() for c in CASES for src in c.files.values()]
+    sources.append(b"def f(o):\n    (o  # the layer\n     .\\\n  window_size), x = 1, 2\n")
+    checked = 0
+    for raw in sources:
+        try:
+            tree = ast.parse(raw)
+        except SyntaxError:
+            continue
+        stored = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                  and isinstance(n.ctx, (ast.Store, ast.Del))}
+        if not stored:
+            continue
+        data = {"m.py": raw}
+        index = StoreIndex(RC.TreeIndex(data), data)
+        for attr in sorted(stored):
+            assert index._stores_of(attr), (attr, raw[:200])
+            checked += 1
+    assert checked > 200
+
+
 def _raising_parse_job(item):
     raise ValueError("a bug in the extractor")
 
@@ -530,6 +561,38 @@ def test_the_class_body_text_test_keeps_every_file_whose_class_binds_the_name(cl
         [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "outer"]
     src = "\n".join(ast.get_source_segment(_CLASS_BODY_SRC, n) for n in keep) + "\n"
     assert _may_bind(src.encode(), b"window_size")
+
+
+_UNINDENTED_BINDINGS = {
+    "one-line class": "class Base: window_size = (-1, 0)\n",
+    "after a semicolon": "class Base: pass; window_size = (-1, 0)\n",
+    "backslash continuation": "class Base:\n    x = \\\nwindow_size = (-1, 0)\n",
+    "bracket continuation": "class Base:\n    x = [\n0]; window_size = (-1, 0)\n",
+    "walrus in a bracket": "class Base:\n    x = [\nwindow_size := (-1, 0)]\n",
+    "string continuation": 'class Base:\n    x = """\n"""; window_size = (-1, 0)\n',
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_UNINDENTED_BINDINGS))
+def test_the_class_body_text_test_keeps_bindings_on_unindented_lines(shape):
+    """Guards against a false safe: a class body binding on a line that is not indented (a
+    one-line class, a statement continued from the line above) hid a class attribute the
+    read ``self.window_size`` falls back to: the file was not parsed, the class not seen."""
+    from analyzer.sites.attrstores import _may_bind
+
+    src = _UNINDENTED_BINDINGS[shape]
+    assert "Base" in _class_binders(ast.parse(src), "window_size"), shape
+    assert _may_bind(src.encode(), b"window_size"), shape
+
+
+def test_the_class_body_text_test_still_skips_module_level_statements():
+    """The text test stays a filter: a module-level binding on a line of its own is not a
+    class body's."""
+    from analyzer.sites.attrstores import _may_bind
+
+    src = "window_size = (-1, 0)\nx = [\n1]\nwindow_size = 2\n\n\nclass A:\n    pass\n"
+    assert not _class_binders(ast.parse(src), "window_size")
+    assert not _may_bind(src.encode(), b"window_size")
 
 
 def test_the_class_body_text_test_skips_function_bodies_and_arguments():

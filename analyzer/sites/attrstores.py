@@ -82,8 +82,13 @@ class StoreIndex:
         if hit is not None:
             return hit
         needle = attr.encode()
-        text_pat = re.compile(rb"\.\s*" + re.escape(needle) + rb"\s*(?:[-+*/|&^%@]|//|<<|>>|"
-                              rb"\*\*)?=(?!=)|setattr\s*\(|__setattr__|__delattr__|__dict__|\bvars\s*\(")
+        # any access ``.attr`` (whitespace, a line continuation or a comment may stand between
+        # the dot and the name): a store's target need not be followed by ``=`` (``o.attr, x
+        # = ...``, ``(o\n .attr) = ...``, ``for o.attr in ...``, ``with f() as o.attr``), so
+        # every file that reads the attribute is read by its syntax tree
+        text_pat = re.compile(rb"\.(?:\s|\\\r?\n|#[^\n]*)*" + re.escape(needle)
+                              + rb"(?!\w)|setattr\s*\(|__setattr__|__delattr__|__dict__|"
+                              rb"\bvars\s*\(")
         out = []
         for rel in sorted(self.data):
             raw = self.data[rel]
@@ -176,23 +181,16 @@ class StoreIndex:
         if name in self._names_scanned:
             return self._bases.get(name, set())
         self._names_scanned.add(name)
-        # the class statement, or a module-level alias (``_Base = Attn``) used as a base
+        # the class statement, an alias (``_Base = Attn``, ``from m import Attn as _Base``)
+        # used as a base, wherever it stands (after ``;``, in a branch, in a function)
         raw_name = name.encode()
         cls_rx = re.compile(rb"class\s+" + re.escape(raw_name) + rb"\b")
-        alias_rx = re.compile(re.escape(raw_name) + rb"\s*[:=]")
+        alias_rx = re.compile(rb"(?<![\w.])" + re.escape(raw_name)
+                              + rb"\s*(?:=(?!=)|:)|\bas\s+" + re.escape(raw_name) + rb"\b")
 
         def mentions(raw: bytes) -> bool:
-            if raw_name not in raw:
-                return False
-            if cls_rx.search(raw):
-                return True
-            # a module-level alias: the name at the start of a line, then = or :
-            i = raw.find(raw_name)
-            while i >= 0:
-                if (i == 0 or raw[i - 1:i] == b"\n") and alias_rx.match(raw, i):
-                    return True
-                i = raw.find(raw_name, i + 1)
-            return False
+            return raw_name in raw and (cls_rx.search(raw) is not None
+                                        or alias_rx.search(raw) is not None)
 
         for rel in sorted(self.data):
             if rel in self._files_read or not mentions(self.data[rel]):
@@ -202,28 +200,78 @@ class StoreIndex:
             tree = info.bare_tree if info is not None else None
             if tree is None:
                 continue
-            for n in tree.body:            # aliases: the alias derives from what it names
-                if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
-                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-                    v = n.value
+            for st, scopes in _statements(tree):
+                if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None:
+                    # an alias derives from what it names (every binding of the name counts)
+                    targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                    v = st.value
                     base = v.id if isinstance(v, ast.Name) else \
                         v.attr if isinstance(v, ast.Attribute) else _COMPUTED
                     for t in targets:
                         if isinstance(t, ast.Name):
                             self._bases.setdefault(t.id, set()).add(base)
-            for n in _class_defs(tree):    # every class of the file, read once
-                got = self._bases.setdefault(n.name, set())
-                for base in n.bases:
-                    if isinstance(base, ast.Name):
-                        got.add(base.id)
-                    elif isinstance(base, ast.Attribute):
-                        got.add(base.attr)
-                    else:
-                        got.add(_COMPUTED)
+                elif isinstance(st, ast.ImportFrom):
+                    for a in st.names:
+                        if a.asname and a.name != "*":
+                            self._bases.setdefault(a.asname, set()).add(a.name)
+                elif isinstance(st, ast.ClassDef):
+                    # every class of the file, read once; a base named by a function's
+                    # parameter or local (a class factory) can be any class
+                    local = set().union(*(_function_names(f) for f in scopes)) if scopes \
+                        else set()
+                    got = self._bases.setdefault(st.name, set())
+                    for base in st.bases:
+                        if isinstance(base, ast.Name) and base.id not in local:
+                            got.add(base.id)
+                        elif isinstance(base, ast.Attribute) and not (
+                                isinstance(base.value, ast.Name) and base.value.id in local):
+                            got.add(base.attr)
+                        else:
+                            got.add(_COMPUTED)
         return self._bases.setdefault(name, set())
 
 
 _COMPUTED = "<a base computed at run time>"
+
+
+def _statements(tree: ast.AST):
+    """Every statement under ``tree`` in order, with the functions that enclose it (outermost
+    first): a preorder walk of statement lists only."""
+    stack = [(iter(tree.body), ())]
+    while stack:
+        it, scopes = stack[-1]
+        st = next(it, None)
+        if st is None:
+            stack.pop()
+            continue
+        yield st, scopes
+        inner = scopes + (st,) if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            else scopes
+        subs = []
+        for f in st._fields:
+            v = getattr(st, f, None)
+            if type(v) is list and v and isinstance(v[0], (ast.stmt, ast.excepthandler,
+                                                          ast.match_case)):
+                for x in v:
+                    subs.extend(x.body if isinstance(x, (ast.excepthandler, ast.match_case))
+                                else [x])
+        if subs:
+            stack.append((iter(subs), inner))
+
+
+def _function_names(fn) -> set:
+    """The names a function binds: its parameters and every name stored in its body."""
+    a = fn.args
+    out = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+    out |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            out.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not fn:
+            out.add(n.name)
+        elif isinstance(n, ast.alias):
+            out.add((n.asname or n.name).split(".")[0])
+    return out
 
 
 def _class_defs(tree: ast.AST) -> list:
@@ -277,12 +325,58 @@ def _may_bind(raw: bytes, name: bytes) -> bool:
         if before_ok and not (after.isalnum() or after == b"_") and \
                 not _in_string_or_comment(raw, i):
             start = raw.rfind(b"\n", 0, i) + 1
-            if _PREFIX.fullmatch(raw, start, i) and _BINDS_AFTER.match(raw, i + n) and \
-                    not _in_function_body(
-                    raw, start, walrus=raw[i + n:i + n + 8].lstrip().startswith(b":=")):
+            if not _BINDS_AFTER.match(raw, i + n):
+                pass
+            elif _PREFIX.fullmatch(raw, start, i):
+                if not _in_function_body(
+                        raw, start, walrus=raw[i + n:i + n + 8].lstrip().startswith(b":=")):
+                    return True
+            elif i > start or not _new_logical_line(raw, start):
+                # an unindented line: a class statement with its body on the same line
+                # (``class A: window_size = 1``), a statement after ``;``, or a line that
+                # continues one above (a bracket, a backslash, a string still open)
                 return True
         i = raw.find(name, i + n)
     return False
+
+
+def _new_logical_line(raw: bytes, start: int) -> bool:
+    """Does the line starting at ``start`` certainly begin a new logical line (no bracket
+    open, no backslash continuation, no string still open above it)?"""
+    if _in_string_or_comment(raw, start):
+        return False
+    prev = raw[:max(start - 1, 0)].rstrip(b" \t\r")
+    if prev.endswith(b"\\"):
+        return False
+    return start not in _continued_line_starts(raw)
+
+
+_BRACKETS = re.compile(rb"[()\[\]{}\n]")
+
+
+@functools.lru_cache(maxsize=64)
+def _continued_line_starts(raw: bytes) -> frozenset:
+    """Offsets of the lines that begin inside an open bracket (strings and comments, whose
+    brackets do not count, are skipped)."""
+    starts, ends = _string_spans(raw)
+    out = set()
+    depth = 0
+    k = 0
+    for m in _BRACKETS.finditer(raw):
+        j = m.start()
+        while k < len(starts) and ends[k] <= j:
+            k += 1
+        if k < len(starts) and starts[k] <= j < ends[k]:
+            continue
+        c = raw[j:j + 1]
+        if c == b"\n":
+            if depth > 0:
+                out.add(j + 1)
+        elif c in b"([{":
+            depth += 1
+        elif depth:
+            depth -= 1
+    return frozenset(out)
 
 
 # what can follow a name its statement binds: ``=``/``op=``/``:=``, an annotation, the next

@@ -122,6 +122,17 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     # graph is built here; files the graph adds are parsed after it
     spelled = {rel for rel, d in data.items() if d and prefilter.matches(d, needles)}
     parser.start(spelled)
+    # Python reads some non-ASCII identifiers as ASCII names (``ｆlash_attn``): the byte
+    # scans of the pass cannot follow them -- an error, never a silent skip
+    for rel in sorted(data):
+        odd = prefilter.normalized_identifiers(data[rel])
+        if odd:
+            line, spelled_as, read = odd[0]
+            failures.append(Finding(
+                R.UNPARSEABLE.code, R.UNPARSEABLE.name,
+                f"{rel}:{line}: the identifier {spelled_as!r} is read by Python as {read!r} "
+                "(Unicode normalisation); the pass reads names as they are spelled, so it "
+                "cannot say what this file reaches", rel, line, 0, (), "failure"))
     try:
         # the import graph of the whole tree decides what may be skipped
         index = RC.TreeIndex(data)

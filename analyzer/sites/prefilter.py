@@ -56,3 +56,49 @@ def mentions_fa(data: bytes) -> bool:
     """For fail-closed decisions: could this file matter at all?"""
     return (b"flash_attn" in data or b"window_size" in data or b"import_module" in data
             or b"__import__" in data)
+
+
+_NON_ASCII = None
+
+
+def normalized_identifiers(data: bytes) -> list[tuple[int, str, str]]:
+    """Identifiers Python reads as other, ASCII-spelled names (it NFKC-normalises identifiers:
+    ``ｆlash_attn`` is ``flash_attn``), as (line, spelled, read). Every text scan of the pass
+    (this prefilter, the import graph, the attribute checks) reads bytes, so such a file can
+    hide an import of FA4 or a binding from them. Cheap for the usual file: ASCII bytes, or
+    non-ASCII characters none of which is an identifier character normalising to ASCII
+    (CJK text, ``µ``, ``，`` in comments); only then is the file tokenized to find names."""
+    global _NON_ASCII
+    if data.isascii():
+        return []
+    import re
+    import unicodedata
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return []                   # not UTF-8: reported as unreadable elsewhere
+    if _NON_ASCII is None:
+        _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+    suspect = set()
+    for ch in set(_NON_ASCII.findall(text)):
+        if ("a" + ch).isidentifier():
+            n = unicodedata.normalize("NFKC", ch)
+            if n != ch and any(c.isascii() for c in n):
+                suspect.add(ch)
+    if not suspect:
+        return []
+    import io
+    import tokenize
+
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.NAME and not tok.string.isascii() and \
+                    any(c in suspect for c in tok.string):
+                read = unicodedata.normalize("NFKC", tok.string)
+                if read != tok.string:
+                    out.append((tok.start[0], tok.string, read))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return [(1, "?", "?")]      # cannot be read: the caller fails closed
+    return out

@@ -41,7 +41,7 @@ from fa4_patch import names as N
 from analyzer.sites.bindings import fa_version_of_module
 from analyzer.sites.cache import write_atomic
 
-SUMMARY_VERSION = 17
+SUMMARY_VERSION = 18
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -867,7 +867,9 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                 _code_run(s, node, consts, parents)
             elif d == "__import__" or d.endswith(".__import__") \
                     or full in ("importlib.import_module", "runpy.run_module",
-                                "pkgutil.resolve_name", "sys.modules.get"):
+                                "pkgutil.resolve_name", "sys.modules.get",
+                                "sys.modules.setdefault", "sys.modules.pop",
+                                "sys.modules.__getitem__"):
                 arg = node.args[0] if node.args else None
                 c = _const_str(arg, consts) if arg is not None else None
                 if c is not None and full == "pkgutil.resolve_name":
@@ -918,7 +920,41 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                                                why.startswith("calls")))
                 if c is not None:
                     s.uses.append((node.lineno, node.col_offset + 1, ("mod", c, "")))
+    _registry_handed_on(s, tree, import_aliases)
     _torch_references(s, tree, import_aliases)
+
+
+# reads of the module registry the expression walk follows: ``sys.modules[K]`` and these
+# methods called on it (what they return is read like an import of K), or reads that hand no
+# module out
+_REGISTRY_READS = frozenset({"get", "setdefault", "pop", "__getitem__", "__contains__", "keys"})
+
+
+def _registry_handed_on(s: FileSummary, tree: ast.Module, import_aliases: dict) -> None:
+    """``sys.modules`` used other than by a constant-keyed read (``mods = sys.modules``,
+    ``sys.modules.values()``, handed to a function): every module it holds, FA4 among them,
+    can be read off it. A computed dynamic import whose result escapes."""
+    for node in walk(tree):
+        if not (isinstance(node, ast.Attribute) and node.attr == "modules"
+                or isinstance(node, ast.Name) and import_aliases.get(node.id) == "sys.modules"):
+            continue
+        d = _dotted(node)
+        if not d:
+            continue
+        head, _, rest = d.partition(".")
+        if import_aliases.get(head, head) + ("." + rest if rest else "") != "sys.modules":
+            continue
+        p = astutil.parent(node)
+        if isinstance(p, ast.Subscript) and p.value is node or isinstance(p, ast.Compare):
+            continue
+        if isinstance(p, ast.Attribute) and p.value is node and p.attr in _REGISTRY_READS:
+            gp = astutil.parent(p)
+            if isinstance(gp, ast.Call) and gp.func is p:
+                continue
+        text = " ".join((ast.unparse(p) if p is not None else d).split())[:80]
+        s.dynamic.append(DynamicImport(node.lineno, node.col_offset + 1, text, None, True,
+                                       "hands the module registry on: what is read off it "
+                                       "is not followed", False))
 
 
 _TORCH_OPS = ("varlen_attn", "_flash_attention_forward", "_flash_attention_backward")
@@ -974,6 +1010,11 @@ def _code_run(s: FileSummary, node: ast.Call, consts: dict, parents) -> None:
     try:
         tree = ast.parse(code) if code is not None else None
     except (SyntaxError, ValueError):
+        tree = None
+    if tree is not None and (_DYNAMIC_RE.search(code) or _runs_code(code)
+                             or "getattr" in code or "spec" in code):
+        # constant code that itself loads modules by name or runs code
+        # (``eval("__import__('flash_attn...')")``): read as computed
         tree = None
     if tree is None:
         s.dynamic.append(DynamicImport(*where, text, None, True,

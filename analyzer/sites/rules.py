@@ -298,7 +298,9 @@ UNPARSEABLE = _rule(
     "FA4S900", "unparseable-file", "failure",
     "a file that can reach FlashAttention could not be read or parsed",
     "Reports a file the import graph could not rule out (it imports, or may import, "
-    "FlashAttention) that could not be read or parsed. The verdict becomes `error` (exit 2).",
+    "FlashAttention) that could not be read or parsed, and any file whose identifiers Python "
+    "reads as other names (Unicode normalisation: `ｆlash_attn` is `flash_attn`), which the "
+    "pass's byte scans cannot follow. The verdict becomes `error` (exit 2).",
     "Fail closed: the pass never says safe about code it did not see.",
     "from flash_attn.cute import flash_attn_func\ndef f(:\n",
     "from flash_attn.cute import flash_attn_func\ndef f():\n    pass\n",

@@ -1472,5 +1472,95 @@ case("static_method_helper/twin", {"attn.py": _STATIC.format(
      "import attn\nattn.Attn().forward(1, 2, 3, (-1, 0))\n", "unknown", exhaustive=False,
      why="the module replaces Attn.fix with one that hands (-1, 0) on")
 
+# 58. a class attribute the instance read falls back to, bound on a one-line class
+# statement (``class Defaults: window_size = (-1, 0)``): the methods set the attribute only
+# for sliding windows. The twin's one-line base binds another name, and the methods set the
+# window on both branches
+_ONE_LINE = (FA + "\n\nclass Defaults: {binding}\n\n\nclass Attn(Defaults):\n"
+             "    def __init__(self, sliding):\n        if sliding:\n"
+             "            self.window_size = (128, 0)\n{other}\n"
+             "    def forward(self, q, k, v):\n"
+             "        return flash_attn_func(q, k, v, causal=True, window_size=self.window_size)\n")
+case("one_line_class_attribute", {"attn.py": _ONE_LINE.format(
+    binding="window_size = (-1, 0)", other="")},
+     "import attn\nattn.Attn(False).forward(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="Attn(False) reads Defaults.window_size, TE's (-1, 0)")
+case("one_line_class_attribute/twin", {"attn.py": _ONE_LINE.format(
+    binding="dropout = 0.0", other="        else:\n            self.window_size = (None, 0)\n")},
+     "import attn\nattn.Attn(False).forward(1, 2, 3)\nattn.Attn(True).forward(1, 2, 3)\n",
+     "safe", why="every instance stores its window: (128, 0) or (None, 0)")
+
+# 59. a subclass reached through an import alias (``from attn import Attn as Base``) or
+# built by a class factory (``def make(base): class Sub(base): ...``) that makes the window a
+# property: ``self.window_size`` in Attn's own method reads the property. The twins' property
+# has another name
+_ATTN = (FA + "\n\nclass Attn:\n    def __init__(self):\n        self.window_size = (None, 0)\n\n"
+         "    def forward(self, q, k, v):\n"
+         "        return flash_attn_func(q, k, v, causal=True, window_size=self.window_size)\n")
+_PROP = ("    @property\n    def {name}(self):\n        return (-1, 0)\n\n"
+         "    @{name}.setter\n    def {name}(self, value):\n        pass\n")
+_ALIAS_SUB = "from attn import Attn as Base\n\n\nclass Sub(Base):\n" + _PROP
+_FACTORY_SUB = ("from attn import Attn\n\n\ndef make(base):\n    class Sub(base):\n"
+                + "".join("    " + ln + "\n" if ln else "\n" for ln in _PROP.splitlines())
+                + "    return Sub\n\n\nSub = make(Attn)\n")
+case("subclass_through_import_alias", {"attn.py": _ATTN,
+                                       "sub.py": _ALIAS_SUB.format(name="window_size")},
+     "import sub\nsub.Sub().forward(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="Sub's property hands TE's (-1, 0) to Attn.forward")
+case("subclass_through_import_alias/twin", {"attn.py": _ATTN,
+                                            "sub.py": _ALIAS_SUB.format(name="dropout")},
+     "import sub\nsub.Sub().forward(1, 2, 3)\nimport attn\nattn.Attn().forward(1, 2, 3)\n",
+     "safe", why="the property is another attribute: the window is Attn's own (None, 0)")
+case("subclass_from_a_class_factory", {"attn.py": _ATTN,
+                                       "sub.py": _FACTORY_SUB.format(name="window_size")},
+     "import sub\nsub.Sub().forward(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the factory's class derives from its parameter: Attn here, with the property")
+case("subclass_from_a_class_factory/twin", {"attn.py": _ATTN,
+                                            "sub.py": _FACTORY_SUB.format(name="dropout")},
+     "import sub\nsub.Sub().forward(1, 2, 3)\nimport attn\nattn.Attn().forward(1, 2, 3)\n",
+     "safe", why="no class binds window_size: the window is Attn's own (None, 0)")
+
+# 60. the attribute set from another file by a target the text does not follow with ``=``:
+# a tuple target (``layer.window_size, layer.other = ...``), a parenthesised target over two
+# lines, a for-loop target. The twin sets another attribute the same ways
+_STORE_ATTN = (FA + "\n\nclass Attn:\n    def __init__(self):\n"
+               "        self.window_size = (None, 0)\n\n    def forward(self, q, k, v):\n"
+               "        return flash_attn_func(q, k, v, causal=True, window_size=self.window_size)\n")
+_STORE_CONF = ("import attn\n\n\ndef configure(layer):\n    layer.{a}, layer.other = (-1, 0), 1\n"
+               "    (layer\n     .{a}) = (-1, 0)\n    for layer.{a} in [(-1, 0)]:\n        pass\n\n\n"
+               "def run():\n    layer = attn.Attn()\n    configure(layer)\n"
+               "    return layer.forward(1, 2, 3)\n")
+case("attribute_set_by_other_targets", {"attn.py": _STORE_ATTN,
+                                        "conf.py": _STORE_CONF.format(a="window_size")},
+     "import conf\nconf.run()\n", "unknown", exhaustive=False,
+     why="configure() sets the layer's window to TE's (-1, 0)")
+case("attribute_set_by_other_targets/twin", {"attn.py": _STORE_ATTN,
+                                             "conf.py": _STORE_CONF.format(a="dropout")},
+     "import conf\nconf.run()\n", "safe", why="configure() sets another attribute")
+
+# 61. the module registry handed on (``mods = sys.modules``) and read through the alias;
+# 62. ``eval`` of constant code that loads FA4 by name. Before, both were "no FA4 here"
+# (exit 0). The twins read a plain dict / evaluate arithmetic
+_REGISTRY = ("import sys\nimport flash_attn.cute.interface  # noqa: F401\n{bind}\n"
+             "f = mods.get('flash_attn.cute.interface', sys).flash_attn_func\n\n\n"
+             "def run(q, k, v):\n    return f(q, k, v, causal=True, window_size=(-1, 0))\n")
+case("registry_handed_on", {"m.py": _REGISTRY.format(bind="mods = sys.modules")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="mods is sys.modules: f is FA4's flash_attn_func, handed TE's (-1, 0)")
+case("registry_handed_on/twin", {"m.py": "import sys\n\n\nclass _NS:\n"
+                                         "    def flash_attn_func(self, *a, **kw):\n"
+                                         "        return a\n\n\nmods = {'x': _NS()}\n"
+                                         "f = mods.get('x').flash_attn_func\n\n\n"
+                                         "def run(q, k, v):\n    return f(q, k, v)\n"},
+     "import m\nm.run(1, 2, 3)\n", "no-fa4", why="a plain dict, no window, no FA4")
+_EVAL = ("f = eval({code!r})\n\n\ndef run(q, k, v):\n"
+         "    return f(q, k, v, causal=True, window_size=(-1, 0))\n")
+case("eval_of_import_code", {"m.py": _EVAL.format(
+    code="__import__('flash_attn.cute.interface', fromlist=['x']).flash_attn_func")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the evaluated code loads FA4 by name: f is FA4, handed TE's (-1, 0)")
+case("eval_of_import_code/twin", {"m.py": _EVAL.format(code="lambda *a, **kw: a")},
+     "import m\nm.run(1, 2, 3)\n", "no-fa4", why="the evaluated code loads nothing")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
