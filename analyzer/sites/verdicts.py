@@ -77,6 +77,21 @@ class Judge:
         self._ext_n = 0
         self._ext_keys: dict = {}
         self.forms_used: dict = {}      # (chain, entry) -> call forms the tree's calls use
+        self._frames: str | None = None
+
+    # -- frames ------------------------------------------------------------------------
+    def frame_hazard(self) -> str:
+        """Where the tree reaches local variables behind the flow's back (``frame_hazards``),
+        as a reason every FA4 call carries; "" when nowhere."""
+        if self._frames is None:
+            where = frame_hazards(self.index)
+            self._frames = "" if not where else (
+                f"the tree changes or hands on local variables through "
+                f"{where[0][2]} ({where[0][0]}:{where[0][1]}"
+                + (f" and {len(where) - 1} more" if len(where) > 1 else "")
+                + "): the windows and dicts a call passes may change where the flow does "
+                "not look")
+        return self._frames
 
     # -- signatures ----------------------------------------------------------------------
     def signature(self, entry: str) -> tuple[tuple[str, ...], int]:
@@ -767,6 +782,44 @@ def _flow_pairs(solver, site) -> set:
     return out
 
 
+_FRAME_WORDS = (b"f_locals", b"locals(", b"vars(")
+# what may be done with ``locals()``/``vars()`` that changes no local and hands none on
+_LOCALS_READS = frozenset({"get", "keys", "items", "values", "copy", "__contains__"})
+
+
+def frame_hazards(index) -> list[tuple[str, int, str]]:
+    """(path, line, what) for each place the tree reaches a frame's local variables: a frame's
+    ``f_locals`` (``sys._getframe(1).f_locals["kw"]["window_size"] = ...``; on Python 3.13 it
+    writes through to the variables), or ``locals()``/``vars()`` without an argument used
+    other than read in place (``**locals()``, ``locals().get(k)``, ``k in locals()``): its
+    dict holds the function's own dicts and lists, which whoever gets it may change."""
+    out = []
+    for rel, info in sorted(index.by_path.items()):
+        raw = info.raw
+        if not any(w in raw for w in _FRAME_WORDS):
+            continue
+        tree = info.tree
+        if tree is None:
+            if b"f_locals" in raw or b"locals(" in raw:
+                out.append((rel, 1, "code that does not parse"))
+            continue
+        for n in walk(tree):
+            if isinstance(n, ast.Attribute) and n.attr == "f_locals":
+                out.append((rel, n.lineno, "a frame's f_locals"))
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
+                    n.func.id in ("locals", "vars") and not n.args and not n.keywords:
+                p = parent_of(n)
+                if isinstance(p, ast.keyword) and p.arg is None:
+                    continue                                    # f(**locals())
+                if isinstance(p, ast.Compare) and n in p.comparators:
+                    continue                                    # k in locals()
+                if isinstance(p, ast.Attribute) and p.attr in _LOCALS_READS and \
+                        isinstance(parent_of(p), ast.Call) and parent_of(p).func is p:
+                    continue                                    # locals().get(k)
+                out.append((rel, n.lineno, f"{n.func.id}()"))
+    return out
+
+
 def _find_class(tree, cir):
     """The ast ClassDef of an IR class (by its name and first line)."""
     line = cir.pos[0] if cir.pos and isinstance(cir.pos[0], int) else None
@@ -1443,6 +1496,9 @@ def decide(calls, solver, text, judge: Judge) -> None:
                 "opairs": set(), "oleft": set(), "oright": set(), "ints": set(), "outside": set(),
                 "mapped": set()}
         gaps = _splat_gaps(judge, solver, c)
+        frames = judge.frame_hazard()
+        if frames:
+            gaps = gaps + [frames]
         if gaps:
             plan["unknown"].extend(gaps)
             plan["forms"].add("keyword")

@@ -1562,5 +1562,25 @@ case("eval_of_import_code", {"m.py": _EVAL.format(
 case("eval_of_import_code/twin", {"m.py": _EVAL.format(code="lambda *a, **kw: a")},
      "import m\nm.run(1, 2, 3)\n", "no-fa4", why="the evaluated code loads nothing")
 
+# 63. a local dict changed through the function's own namespace (``vars()["kw"][...] =``) or
+# a frame's ``f_locals``: the flow reads the name ``kw`` and never sees the store. The twins
+# read no namespace and no frame
+_LOCALS = (FA + "import sys\n\n\ndef _late():\n    sys._getframe(1).f_locals['kw']['causal'] = True\n\n\n"
+           "def run(q, k, v):\n    kw = {{'window_size': (None, 0)}}\n    {line}\n"
+           "    return flash_attn_func(q, k, v, **kw)\n")
+case("locals_changed_behind_the_flow", {"m.py": _LOCALS.format(
+    line="vars()['kw']['window_size'] = (-1, 0)").replace("    sys._getframe(1).f_locals['kw']['causal'] = True\n", "    pass\n")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="vars() is run's namespace: kw's window becomes TE's (-1, 0)")
+case("locals_changed_behind_the_flow/twin", {"m.py": _LOCALS.format(
+    line="kw['causal'] = True").replace("    sys._getframe(1).f_locals['kw']['causal'] = True\n", "    pass\n")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="kw is changed by name, where the flow reads it")
+case("frame_locals_changed_by_a_callee", {"m.py": _LOCALS.format(line="_late()")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="a callee reaches run's kw through its frame: any window can be put there")
+case("frame_locals_changed_by_a_callee/twin", {"m.py": _LOCALS.format(line="pass").replace(
+    "    sys._getframe(1).f_locals['kw']['causal'] = True\n", "    pass\n")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="no frame is read")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
