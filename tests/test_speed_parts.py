@@ -474,6 +474,29 @@ def test_the_attribute_store_text_test_keeps_every_file_that_stores_the_attribut
     assert checked > 200
 
 
+@pytest.mark.parametrize("spelling", [
+    "from a import FA as Base\n\n\nclass Sub(Base):\n    pass\n",
+    "from a import (FA as\n    Base)\n\n\nclass Sub(Base):\n    pass\n",
+    "import a\nx = 1; Base = a.FA\n\n\nclass Sub(Base):\n    pass\n",
+    "import a\nBase \\\n    = a.FA\n\n\nclass \\\n    Sub(Base):\n    pass\n",
+    "import a\nif True:\n    Base: type = a.FA\n\n\nclass Sub(Base):\n    pass\n",
+    "import a\n\n\ndef make(base):\n    class Sub(base):\n        pass\n    return Sub\n",
+    "import a\nglobals()['Base'] = a.FA\n\n\nclass Sub(Base):  # noqa: F821\n    pass\n",
+    "import a\n[Base := a.FA]\n\n\nclass Sub(Base):\n    pass\n",
+])
+def test_a_subclass_is_found_however_its_base_is_named(spelling):
+    """Guards against a false safe: a subclass whose base is FA under another name (an import
+    alias, an alias after ``;`` or over a line continuation, a class factory's parameter, a
+    name bound by ``globals()[...]`` or a walrus) was taken for a class outside the tree, and a
+    property it defines for the window went unseen."""
+    from analyzer.sites import reach as RC
+    from analyzer.sites.attrstores import StoreIndex
+
+    data = {"a.py": b"class FA:\n    pass\n", "b.py": spelling.encode()}
+    stores = StoreIndex(RC.TreeIndex(data), data)
+    assert stores._derives("Sub", "FA"), spelling
+
+
 def _raising_parse_job(item):
     raise ValueError("a bug in the extractor")
 

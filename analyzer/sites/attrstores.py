@@ -184,13 +184,24 @@ class StoreIndex:
         # the class statement, an alias (``_Base = Attn``, ``from m import Attn as _Base``)
         # used as a base, wherever it stands (after ``;``, in a branch, in a function)
         raw_name = name.encode()
-        cls_rx = re.compile(rb"class\s+" + re.escape(raw_name) + rb"\b")
-        alias_rx = re.compile(rb"(?<![\w.])" + re.escape(raw_name)
-                              + rb"\s*(?:=(?!=)|:)|\bas\s+" + re.escape(raw_name) + rb"\b")
+        n = len(raw_name)
 
         def mentions(raw: bytes) -> bool:
-            return raw_name in raw and (cls_rx.search(raw) is not None
-                                        or alias_rx.search(raw) is not None)
+            # each occurrence of the name, found by plain search (a regex with no literal
+            # prefix scans every byte): after ``class``, or ``as``, or followed by ``=``/``:``
+            i = raw.find(raw_name)
+            while i >= 0:
+                before = raw[max(0, i - 64):i]
+                after = raw[i + n:i + n + 64]
+                if not (after[:1].isalnum() or after[:1] == b"_") and \
+                        not (before[-1:].isalnum() or before[-1:] in (b"_", b".")):
+                    head = before.rstrip(b" \t\r\n\\\f")
+                    word = re.search(rb"[A-Za-z_]\w*$", head)
+                    if word is not None and word.group() in (b"class", b"as") or \
+                            _ALIAS_AFTER.match(after):
+                        return True
+                i = raw.find(raw_name, i + n)
+            return False
 
         for rel in sorted(self.data):
             if rel in self._files_read or not mentions(self.data[rel]):
@@ -216,12 +227,14 @@ class StoreIndex:
                             self._bases.setdefault(a.asname, set()).add(a.name)
                 elif isinstance(st, ast.ClassDef):
                     # every class of the file, read once; a base named by a function's
-                    # parameter or local (a class factory) can be any class
+                    # parameter or local (a class factory), or by a name the file never
+                    # binds (``globals()["Base"] = ...``), can be any class
                     local = set().union(*(_function_names(f) for f in scopes)) if scopes \
                         else set()
                     got = self._bases.setdefault(st.name, set())
                     for base in st.bases:
-                        if isinstance(base, ast.Name) and base.id not in local:
+                        if isinstance(base, ast.Name) and base.id not in local and \
+                                _file_binds(tree, base.id):
                             got.add(base.id)
                         elif isinstance(base, ast.Attribute) and not (
                                 isinstance(base.value, ast.Name) and base.value.id in local):
@@ -232,6 +245,7 @@ class StoreIndex:
 
 
 _COMPUTED = "<a base computed at run time>"
+_ALIAS_AFTER = re.compile(rb"(?:[ \t\f]|\\\r?\n)*(?:=(?!=)|:)")
 
 
 def _statements(tree: ast.AST):
@@ -257,6 +271,35 @@ def _statements(tree: ast.AST):
                                 else [x])
         if subs:
             stack.append((iter(subs), inner))
+
+
+def _file_binds(tree: ast.Module, name: str) -> bool:
+    """Is ``name`` a builtin, bound in this file by a statement (a def/class, an import, an
+    assignment, a for/with/except target) or possibly by a star import?"""
+    import builtins
+
+    if hasattr(builtins, name):
+        return True
+    got = tree.__dict__.get("_fa4_binds")
+    if got is None:
+        from analyzer.sites.behaviour import bound_names
+
+        got = set()
+        for st, _ in _statements(tree):
+            got |= bound_names(st)
+            if isinstance(st, ast.ImportFrom) and any(a.name == "*" for a in st.names):
+                got.add("*")
+            elif isinstance(st, (ast.For, ast.AsyncFor)):
+                got |= {n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
+            elif isinstance(st, (ast.With, ast.AsyncWith)):
+                got |= {n.id for it in st.items if it.optional_vars is not None
+                        for n in ast.walk(it.optional_vars) if isinstance(n, ast.Name)}
+            elif isinstance(st, ast.Try):
+                got |= {h.name for h in st.handlers if h.name}
+        tree._fa4_binds = got
+    # a name bound only where statements do not show it (a walrus, a match capture) is read
+    # as a base computed at run time, like one the file never binds
+    return name in got or "*" in got
 
 
 def _function_names(fn) -> set:

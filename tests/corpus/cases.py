@@ -1582,5 +1582,18 @@ case("frame_locals_changed_by_a_callee/twin", {"m.py": _LOCALS.format(line="pass
     "    sys._getframe(1).f_locals['kw']['causal'] = True\n", "    pass\n")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="no frame is read")
 
+# 64. a subclass whose base name the file binds through ``globals()`` (no statement binds
+# it): the base is read as computed, so the family may hold the property. The twin binds the
+# base by an import
+_GLOBALS_SUB = ("import attn\n{bind}\n\n\nclass Sub(Base):  # noqa: F821\n" + _PROP)
+case("subclass_of_a_base_bound_by_globals", {"attn.py": _ATTN, "sub.py": _GLOBALS_SUB.format(
+    bind="globals()['Base'] = attn.Attn", name="window_size")},
+     "import sub\nsub.Sub().forward(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="Base is Attn: Sub's property hands TE's (-1, 0) to Attn.forward")
+case("subclass_of_a_base_bound_by_globals/twin", {"attn.py": _ATTN, "sub.py": _GLOBALS_SUB.format(
+    bind="from attn import Attn as Base", name="dropout")},
+     "import sub\nsub.Sub().forward(1, 2, 3)\n", "safe",
+     why="the subclass's property is another attribute")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
