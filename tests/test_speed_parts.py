@@ -264,28 +264,7 @@ def test_the_unvalidated_parse_builds_the_tree_libcst_builds_and_puts_validation
 def test_a_parse_worker_that_never_answers_is_an_error_not_a_hang(monkeypatch, tmp_path):
     """Guards against the audit hanging forever on a stuck parse worker (seen once under heavy
     load): past FA4_AUDIT_PARSE_TIMEOUT_S the workers are killed and the pass fails closed."""
-    import time as _time
-
-    from analyzer.errors import AuditError
-    from analyzer.sites import parse as PA
-
-    from analyzer.sites import lanes
-
-    monkeypatch.setattr(PA, "_parse_job", _stuck_parse_job)
-    monkeypatch.setenv("FA4_AUDIT_PARSE_TIMEOUT_S", "1")
-    # the lanes are forked from a process forked before this test: start one that sees the
-    # stuck job (and stop it after, so no later test inherits it)
-    lanes.shutdown()
-    try:
-        data = {f"m{i}.py": b"x = 1\n" for i in range(2)}
-        p = PA._Parser(data, jobs=2, use_cache=False, progress=None)
-        t0 = _time.perf_counter()
-        with pytest.raises(AuditError, match="did not finish"):
-            p.parse(sorted(data))
-        assert _time.perf_counter() - t0 < 20
-        p.close()
-    finally:
-        lanes.shutdown()
+    _parse_with_job(monkeypatch, _stuck_parse_job, "1", "did not finish", 20)
 
 
 @pytest.mark.parametrize("job", ["_raising_parse_job", "_dying_parse_job"])
@@ -293,24 +272,35 @@ def test_a_parse_lane_that_raises_or_dies_is_an_error_not_a_hang(monkeypatch, jo
     """Guards against a parse lane's failure being lost: a lane that raises, or dies without a
     word (killed, out of memory), makes the pass fail closed at once (AuditError, exit 2),
     neither a hang until the timeout nor a tree analysed without that file."""
+    from analyzer.sites import lanes
+
+    if not lanes.available():
+        pytest.skip("the lanes need fork")
+    _parse_with_job(monkeypatch, globals()[job], "60", "parse worker", 10)
+
+
+def _parse_with_job(monkeypatch, job, timeout: str, error: str, within: float) -> None:
+    """Parse two files with ``job`` standing in for the parse job: the pass must fail closed
+    with ``error`` in under ``within`` seconds. The lanes are forked from a process forked
+    before the test: one is started that sees the job, and stopped after, so no later test
+    inherits it."""
     import time as _time
 
     from analyzer.errors import AuditError
     from analyzer.sites import lanes
     from analyzer.sites import parse as PA
 
-    if not lanes.available():
-        pytest.skip("the lanes need fork")
-    monkeypatch.setattr(PA, "_parse_job", globals()[job])
-    monkeypatch.setenv("FA4_AUDIT_PARSE_TIMEOUT_S", "60")
+    monkeypatch.setattr(PA, "_parse_job", job)
+    monkeypatch.setenv("FA4_AUDIT_PARSE_TIMEOUT_S", timeout)
     lanes.shutdown()
     try:
         data = {f"m{i}.py": b"x = 1\n" for i in range(2)}
         p = PA._Parser(data, jobs=2, use_cache=False, progress=None)
         t0 = _time.perf_counter()
-        with pytest.raises(AuditError, match="parse worker"):
+        with pytest.raises(AuditError, match=error):
             p.parse(sorted(data))
-        assert _time.perf_counter() - t0 < 10
+        assert _time.perf_counter() - t0 < within
+        p.close()
     finally:
         lanes.shutdown()
 

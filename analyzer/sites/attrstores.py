@@ -319,26 +319,12 @@ def _function_names(fn) -> set:
 
 def _class_defs(tree: ast.AST) -> list:
     """Every class statement under ``tree``, in preorder (the order of ``astutil.walk``), read
-    off statement lists only: a class statement is a statement, and only statement lists
-    (bodies, branches, handlers, match cases) hold statements, so no expression is visited."""
-    out: list = []
-    stack = [iter([tree])]
-    while stack:
-        st = next(stack[-1], None)
-        if st is None:
-            stack.pop()
-            continue
-        if isinstance(st, ast.ClassDef):
-            out.append(st)
-        subs = []
-        for f in st._fields:
-            v = getattr(st, f, None)
-            if type(v) is list and v and isinstance(v[0], (ast.stmt, ast.excepthandler,
-                                                          ast.match_case)):
-                subs.extend(v)
-        if subs:
-            stack.append(iter(subs))
-    return out
+    off statement lists only (``_statements``): a class statement is a statement, and only
+    statement lists (bodies, branches, handlers, match cases) hold statements, so no
+    expression is visited."""
+    return [st for st, _ in _statements(tree) if isinstance(st, ast.ClassDef)]
+
+
 # the hooks that decide what ``instance.attr`` reads or stores, whatever the stores say
 _HOOK_NAMES = ("__setattr__", "__getattribute__", "__getattr__", "__delattr__")
 _HOOK_BYTES = tuple(h.encode() for h in _HOOK_NAMES)
