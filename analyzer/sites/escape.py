@@ -367,11 +367,27 @@ def _namespace_reads(solver, mod, info, judge) -> list[Escape]:
             key = _constant_key(n)
             if key is not None and key not in held:
                 continue            # globals()["X"], globals().get("X"): only X is read
+            p = _parent_of(n)
+            if isinstance(p, ast.Compare) and n in p.comparators and \
+                    all(isinstance(op, (ast.In, ast.NotIn)) for op in p.ops):
+                continue            # "X" in globals(): reads no value
+            if n.func.id != "globals" and _in_function(n):
+                continue            # vars()/locals() in a function: its own names, not the module's
             shown = sorted(held[key]) if key is not None else sorted(set().union(*held.values()))
             out.append(Escape(info.path, n.lineno, n.col_offset + 1,
                               f"{n.func.id}() hands out this module's names, among them FA4 "
                               f"{', '.join(shown)}, to be read by a string"))
     return out
+
+
+def _in_function(node) -> bool:
+    """Is ``node`` inside a function or lambda body (where ``locals()`` is the function's)?"""
+    p = _parent_of(node)
+    while p is not None:
+        if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return True
+        p = _parent_of(p)
+    return False
 
 
 def _constant_key(call: ast.Call) -> str | None:

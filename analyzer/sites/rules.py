@@ -227,7 +227,9 @@ FA4_ESCAPE = _rule(
     "wrapping call (`w(fa4)`, `partial(fa4, ...)`) whose value lands in one of those places or "
     "is dropped after an external callee took it, unless the wrapper is proved; and for "
     "`globals()`/`vars()`/`locals()` in a module whose names hold FA4 (a constant key that is "
-    "not one of them is fine). Calls made through it later cannot be seen, so the tree is "
+    "not one of them, a membership test `\"x\" in globals()`, and `vars()`/`locals()` inside a "
+    "function, which are its own names, are fine). Calls made through it later cannot be "
+    "seen, so the tree is "
     "unknown, never safe.",
     "Calls through an escaped entry point are exactly the ones a spelling-based check misses.",
     _FA + "\nIMPLS = {'fa4': flash_attn_func}\n\n"

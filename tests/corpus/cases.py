@@ -1595,5 +1595,19 @@ case("subclass_of_a_base_bound_by_globals/twin", {"attn.py": _ATTN, "sub.py": _G
      "import sub\nsub.Sub().forward(1, 2, 3)\n", "safe",
      why="the subclass's property is another attribute")
 
+# 65. the namespace only asked whether a name is there (``"kw" in vars()`` in a function): no
+# value read, nothing handed out. The twin reads FA4 off the module's namespace by a computed
+# string
+case("namespace_membership_only", {"m.py": FA + "\n\ndef run(q, k, v):\n"
+                                   "    kw = {'window_size': (None, 0)}\n"
+                                   "    assert 'kw' in vars() and 'x' not in globals()\n"
+                                   "    return flash_attn_func(q, k, v, causal=True, **kw)\n"},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="membership tests read no value")
+case("namespace_membership_only/twin", {"m.py": FA + "\nf = vars()['flash_' + 'attn_func']\n\n\n"
+                                        "def run(q, k, v):\n"
+                                        "    return f(q, k, v, causal=True, window_size=(-1, 0))\n"},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the module's namespace read by a computed name: f is FA4")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
