@@ -197,7 +197,10 @@ class Zygote:
                 pass
         self.outs = []
         try:
-            os.killpg(self.pid, signal.SIGKILL)
+            if os.getpgid(self.pid) == self.pid:
+                os.killpg(self.pid, signal.SIGKILL)
+            else:
+                os.kill(self.pid, signal.SIGKILL)
         except OSError:
             pass
         try:
@@ -218,7 +221,11 @@ def _exists(pid: int) -> bool:
 
 
 def _zygote_main(cmd_r: int, outs: list[int], folder: str) -> None:
-    os.setpgid(0, 0)                 # lanes join this group: one kill stops them all
+    try:
+        os.setpgid(0, 0)             # lanes join this group: one kill stops them all
+    except OSError:
+        pass                         # not allowed here: ``close`` kills the zygote alone
+
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # lanes are reaped by the kernel
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # the main process decides when to stop
     from analyzer.sites import parse as PA

@@ -139,9 +139,15 @@ class _Parser:
         # libcst is never imported here: the lanes are forked from a process that imported it
         # once (``lanes``), and parse while this process builds the import graph
         zygote = L.get(self.jobs) if jobs and self.jobs > 1 else None
+        used = None
         if zygote is not None and not zygote.busy:
             shares = L.split(jobs, min(self.jobs, zygote.lanes), lambda j: len(j[1]))
-            self._pending = (todo, keys, jobs, zygote, zygote.submit(shares))
+            try:
+                used = zygote.submit(shares)
+            except OSError:             # the zygote is gone (it could not start): the pool
+                zygote.close()
+        if used is not None:
+            self._pending = (todo, keys, jobs, zygote, used)
         elif jobs and (self._pool is not None or (len(jobs) > 1 and self.jobs > 1)):
             # no fork here (or the zygote is serving another pass): a pool whose workers
             # import libcst each, side by side
