@@ -1162,7 +1162,9 @@ class _Enumerator:
                 vals = self.solver.eval(fn_context(self.solver, fn), Name(id=call.func.id))
             except RecursionError:
                 return False
-            targets = [self.solver.fns.get(v.key) for v, _ in vals]
+            # an in-tree function only (a builtin such as ``min(-1, x)`` is not a helper)
+            targets = [self.solver.fns.get(v.key) if isinstance(v, FuncRef) else None
+                       for v, _ in vals]
             if not vals or not all(t is not None and t.ir is not None for t in targets):
                 return False
             i = call.args.index(u)

@@ -1,0 +1,17 @@
+"""A window handed to a builtin at the call site (``min(-1, x)``)."""
+
+from __future__ import annotations
+
+from analyzer.sites import audit_tree
+
+
+def test_a_window_through_a_builtin_is_judged_not_a_crash(tmp_path):
+    """Guards against an internal error (exit 2 on a tree the pass can read): a name handed to
+    a builtin in a window expression made the helper check ask the builtin for its in-tree
+    function. ``min(-1, x)`` is -1 whatever ``x`` is: never safe."""
+    (tmp_path / "m.py").write_text(
+        "from flash_attn.cute.interface import flash_attn_func\n\n\n"
+        "def run(q, k, v, x):\n"
+        "    return flash_attn_func(q, k, v, causal=True, window_size=(min(-1, x), 0))\n")
+    report = audit_tree(tmp_path, use_cache=False)
+    assert report.verdict in ("unknown", "unsafe"), report.verdict
