@@ -15,3 +15,20 @@ def test_a_window_through_a_builtin_is_judged_not_a_crash(tmp_path):
         "    return flash_attn_func(q, k, v, causal=True, window_size=(min(-1, x), 0))\n")
     report = audit_tree(tmp_path, use_cache=False)
     assert report.verdict in ("unknown", "unsafe"), report.verdict
+
+
+def test_a_lambda_that_rebinds_self_in_a_method_helper_call_is_not_read_as_the_instance(
+        tmp_path):
+    """Guards against reading ``self.x`` inside ``(lambda self: self.x)(Other())`` as the
+    instance's attribute (the call-site method-helper rewrite): there ``self`` is the lambda's
+    own parameter, and FA4 gets ``Other.x``, TE's (-1, 0)."""
+    (tmp_path / "attn.py").write_text(
+        "from flash_attn.cute.interface import flash_attn_func\n\n\n"
+        "class Other:\n    x = (-1, 0)\n\n\n"
+        "class FA:\n    def __init__(self):\n        self.x = (None, 0)\n\n"
+        "    def _fix(self, w):\n        return w\n\n"
+        "    def forward(self, q, k, v):\n"
+        "        return flash_attn_func(q, k, v, causal=True,\n"
+        "                               window_size=self._fix((lambda self: self.x)(Other())))\n")
+    report = audit_tree(tmp_path, use_cache=False)
+    assert report.verdict == "unsafe", report.verdict

@@ -981,6 +981,10 @@ class _Enumerator:
         if fn.first_param is None or fn.def_count.get(fn.first_param) != 1 or \
                 fn.ir is None or fn.ir.decorators:
             return node, {}
+        if any(isinstance(n, ast.arg) and n.arg == fn.first_param or
+               isinstance(n, ast.Name) and n.id == fn.first_param
+               and not isinstance(n.ctx, ast.Load) for n in ast.walk(node)):
+            return node, {}     # a lambda or comprehension of the expression rebinds it
         pseudo: dict = {}
 
         class Swap(ast.NodeTransformer):
