@@ -280,6 +280,15 @@ def _file_binds(tree: ast.Module, name: str) -> bool:
 
     if hasattr(builtins, name):
         return True
+    got = statement_bindings(tree)
+    # a name bound only where statements do not show it (a walrus, a match capture) is read
+    # as a base computed at run time, like one the file never binds
+    return name in got or "*" in got
+
+
+def statement_bindings(tree: ast.Module) -> set:
+    """Every name a statement of the file binds, anywhere ("*" for a star import); read once
+    per syntax tree."""
     got = tree.__dict__.get("_fa4_binds")
     if got is None:
         from analyzer.sites.behaviour import bound_names
@@ -297,9 +306,7 @@ def _file_binds(tree: ast.Module, name: str) -> bool:
             elif isinstance(st, ast.Try):
                 got |= {h.name for h in st.handlers if h.name}
         tree._fa4_binds = got
-    # a name bound only where statements do not show it (a walrus, a match capture) is read
-    # as a base computed at run time, like one the file never binds
-    return name in got or "*" in got
+    return got
 
 
 def _function_names(fn) -> set:

@@ -17,7 +17,7 @@ import ast
 from dataclasses import dataclass
 
 from analyzer.sites import behaviour as BH
-from analyzer.sites.attrstores import _binds, _class_bindings
+from analyzer.sites.attrstores import _binds, _class_bindings, statement_bindings
 from analyzer.sites import pairs as P
 from analyzer.sites.astutil import (index as astutil_index, indexed, parent as parent_of,
                                     walk)
@@ -1075,6 +1075,9 @@ class _Enumerator:
                 return f"{what}: {cls.ir.name} also {again}"
             decos = [d.id if isinstance(d, ast.Name) else None for d in fdef.decorator_list]
             static = decos == ["staticmethod"]
+            if static and ("staticmethod" in _class_bindings(cdef)
+                           or {"staticmethod", "*"} & statement_bindings(info.tree)):
+                return f"{what}: the name staticmethod is bound in the tree, not the builtin"
             if decos and not static or static_only and not static:
                 return f"{what}: a decorator other than staticmethod may change it"
             params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
@@ -1083,6 +1086,11 @@ class _Enumerator:
             if not _runs_as_function(fdef, None if static else params[0]):
                 return (f"{what}: its body reads its instance, super/__class__ or a private "
                         "name, so it does not run as a function")
+            defaults = fdef.args.defaults + [d for d in fdef.args.kw_defaults if d is not None]
+            if any(isinstance(n, ast.Name) for d in defaults for n in ast.walk(d)):
+                # a default is computed where the def stands, in the class body, which may
+                # bind that name otherwise than the module does
+                return f"{what}: a default argument names something read in the class body"
             where = [f"{p}:{ln}" for p, ln, _ in stores._stores_of(fdef.name)]
             if where:
                 return f"{what} may be replaced where the attribute is set ({where[0]})"
