@@ -63,3 +63,20 @@ def test_a_static_method_helper_under_a_rebound_staticmethod_is_not_proved(tmp_p
         "        return flash_attn_func(q, k, v, causal=True, window_size=Attn.fix(window))\n")
     report = audit_tree(tmp_path, use_cache=False)
     assert report.verdict != "safe"
+
+
+def test_a_static_method_read_off_a_class_whose_base_sets_a_metaclass_is_not_proved(tmp_path):
+    """Guards against a false safe: ``Attn.fix`` is looked up through ``Attn``'s metaclass,
+    which a base sets (``class Base(metaclass=Meta)``) and which may hand back anything."""
+    (tmp_path / "attn.py").write_text(
+        "from flash_attn.cute.interface import flash_attn_func\n\n\n"
+        "class Meta(type):\n    def __getattribute__(cls, name):\n"
+        "        if name == 'fix':\n            return lambda window: window\n"
+        "        return super().__getattribute__(name)\n\n\n"
+        "class Base(metaclass=Meta):\n    pass\n\n\n"
+        "class Attn(Base):\n    @staticmethod\n    def fix(window):\n"
+        "        return tuple(None if x < 0 else x for x in window)\n\n"
+        "    def forward(self, q, k, v, window):\n"
+        "        return flash_attn_func(q, k, v, causal=True, window_size=Attn.fix(window))\n")
+    report = audit_tree(tmp_path, use_cache=False)
+    assert report.verdict != "safe"

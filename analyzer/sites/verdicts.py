@@ -1055,6 +1055,11 @@ class _Enumerator:
             what = f"{c.func.value.id}.{c.func.attr}"
             static_only = c.func.value.id != fn.first_param
             if static_only:
+                # ``Cls.fix`` is looked up through the class's metaclass, which a base may set
+                # (``class Base(metaclass=Meta)``): only a class with no base is read this way
+                if any(not (isinstance(b, ast.Name) and b.id == "object") for b in cdef.bases):
+                    return (f"{what}: read off a class with bases, whose metaclass may decide "
+                            "what it is (call it through self)")
                 # the class name must be this class where the call stands
                 try:
                     vals = self.solver.eval(fn_context(self.solver, fn), Name(id=cls.ir.name))
