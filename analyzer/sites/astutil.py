@@ -164,3 +164,14 @@ def parent(node: ast.AST) -> ast.AST | None:
     if ix is None or ix.up[i] < 0:
         return None
     return ix.nodes[ix.up[i]]
+
+
+def in_function(node: ast.AST) -> bool:
+    """Is ``node`` inside a function or lambda body (an indexed tree: ``parent``)? There
+    ``locals()``/``vars()`` are the function's own names."""
+    p = parent(node)
+    while p is not None:
+        if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return True
+        p = parent(p)
+    return False

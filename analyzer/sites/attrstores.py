@@ -50,7 +50,7 @@ class StoreIndex:
         return hit
 
     def _foreign_uncached(self, cls_name: str, attr: str) -> str:
-        hazard = self._class_hazard(cls_name, attr)
+        hazard = self.class_hazard(cls_name, attr)
         if hazard:
             return hazard
         for path, line, owner in self._stores_of(attr):
@@ -103,15 +103,12 @@ class StoreIndex:
         self._stores[attr] = out
         return out
 
-    def class_hazard(self, cls_name: str, attr: str, skip=None) -> str:
-        """``_class_hazard``, the class statement at ``skip`` (path, line) left out: for a
-        method of that class, whose own ``def`` binds the name."""
-        return self._class_hazard(cls_name, attr, skip)
-
     # -- class bodies ------------------------------------------------------------------
-    def _class_hazard(self, cls_name: str, attr: str, skip=None) -> str:
+    def class_hazard(self, cls_name: str, attr: str, skip=None) -> str:
         """The first class of ``cls_name``'s family whose body binds ``attr`` or a hook that
-        intercepts attribute access (``path:line (what)``), else ""."""
+        intercepts attribute access (``path:line (what)``), else "". ``skip`` (path, line)
+        leaves one class statement out: for a method of that class, whose own ``def`` binds
+        the name."""
         name = attr.encode()
         for rel in self._class_files():
             raw = self.data[rel]
@@ -196,7 +193,7 @@ class StoreIndex:
                 if not (after[:1].isalnum() or after[:1] == b"_") and \
                         not (before[-1:].isalnum() or before[-1:] in (b"_", b".")):
                     head = before.rstrip(b" \t\r\n\\\f")
-                    word = re.search(rb"[A-Za-z_]\w*$", head)
+                    word = _LAST_WORD.search(head)
                     if word is not None and word.group() in (b"class", b"as") or \
                             _ALIAS_AFTER.match(after):
                         return True
@@ -245,6 +242,7 @@ class StoreIndex:
 
 
 _COMPUTED = "<a base computed at run time>"
+_LAST_WORD = re.compile(rb"[A-Za-z_]\w*$")
 _ALIAS_AFTER = re.compile(rb"(?:[ \t\f]|\\\r?\n)*(?:=(?!=)|:)")
 
 

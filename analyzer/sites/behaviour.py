@@ -872,7 +872,7 @@ def _changed_containers(info) -> set[str]:
     deleted, a method other than a read, the object handed to a callee) whenever it runs, or
     that module-level code hands to a callee: their contents are more than the module-level
     statements that build them (``flow_base.module_container_escapes`` on the flow's side)."""
-    from analyzer.sites.astutil import parent, walk
+    from analyzer.sites.astutil import in_function, parent, walk
     from analyzer.sites.flow_base import _DICT_METHODS, _LIST_METHODS, _READ_ONLY_CALLS
 
     reads = _DICT_METHODS & _LIST_METHODS
@@ -892,7 +892,7 @@ def _changed_containers(info) -> set[str]:
                 or n.id not in containers:
             continue
         p = parent(n)
-        in_fn = _in_function(n)
+        in_fn = in_function(n)
         if isinstance(p, ast.Subscript) and p.value is n and \
                 isinstance(p.ctx, (ast.Store, ast.Del)) and in_fn:
             out.add(n.id)
@@ -905,17 +905,6 @@ def _changed_containers(info) -> set[str]:
         elif isinstance(p, ast.keyword) and p.arg is not None and in_fn:
             out.add(n.id)
     return out
-
-
-def _in_function(node) -> bool:
-    from analyzer.sites.astutil import parent
-
-    p = parent(node)
-    while p is not None:
-        if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            return True
-        p = parent(p)
-    return False
 
 
 def _rebound_globals(info) -> set[str]:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from analyzer.sites import bindings as B
 from analyzer.sites.astutil import (flat_statements, index as index_tree, indexed,
-                                    parent as _parent_of, sub_bodies, walk)
+                                    in_function, parent as _parent_of, sub_bodies,
+                                    walk)
 from analyzer.sites.flow import ExtRef, FAFunc, FuncRef, ModRef
 from analyzer.sites.ir import Attr, Call, Name, walk as walk_ir
 from analyzer.sites.reach import _resolve
@@ -371,23 +372,13 @@ def _namespace_reads(solver, mod, info, judge) -> list[Escape]:
             if isinstance(p, ast.Compare) and n in p.comparators and \
                     all(isinstance(op, (ast.In, ast.NotIn)) for op in p.ops):
                 continue            # "X" in globals(): reads no value
-            if n.func.id != "globals" and _in_function(n):
+            if n.func.id != "globals" and in_function(n):
                 continue            # vars()/locals() in a function: its own names, not the module's
             shown = sorted(held[key]) if key is not None else sorted(set().union(*held.values()))
             out.append(Escape(info.path, n.lineno, n.col_offset + 1,
                               f"{n.func.id}() hands out this module's names, among them FA4 "
                               f"{', '.join(shown)}, to be read by a string"))
     return out
-
-
-def _in_function(node) -> bool:
-    """Is ``node`` inside a function or lambda body (where ``locals()`` is the function's)?"""
-    p = _parent_of(node)
-    while p is not None:
-        if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            return True
-        p = _parent_of(p)
-    return False
 
 
 def _constant_key(call: ast.Call) -> str | None:

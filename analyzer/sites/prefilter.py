@@ -10,6 +10,8 @@ following callers and callees by name (``names``), never by skipping silently.
 
 from __future__ import annotations
 
+import re
+
 SEED = (b"flash_attn",)
 
 
@@ -58,7 +60,7 @@ def mentions_fa(data: bytes) -> bool:
             or b"__import__" in data)
 
 
-_NON_ASCII = None
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def normalized_identifiers(data: bytes) -> list[tuple[int, str, str]]:
@@ -68,18 +70,14 @@ def normalized_identifiers(data: bytes) -> list[tuple[int, str, str]]:
     hide an import of FA4 or a binding from them. Cheap for the usual file: ASCII bytes, or
     non-ASCII characters none of which is an identifier character normalising to ASCII
     (CJK text, ``µ``, ``，`` in comments); only then is the file tokenized to find names."""
-    global _NON_ASCII
     if data.isascii():
         return []
-    import re
     import unicodedata
 
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return []                   # not UTF-8: reported as unreadable elsewhere
-    if _NON_ASCII is None:
-        _NON_ASCII = re.compile(r"[^\x00-\x7f]")
     suspect = set()
     for ch in set(_NON_ASCII.findall(text)):
         if ("a" + ch).isidentifier():

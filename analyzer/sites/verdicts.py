@@ -822,12 +822,7 @@ def frame_hazards(index) -> list[tuple[str, int, str]]:
 
 def _find_class(tree, cir):
     """The ast ClassDef of an IR class (by its name and first line)."""
-    line = cir.pos[0] if cir.pos and isinstance(cir.pos[0], int) else None
-    for n in ast.walk(tree):
-        if isinstance(n, ast.ClassDef) and n.name == cir.name and \
-                (line is None or n.lineno <= line <= (n.end_lineno or n.lineno)):
-            return n
-    return None
+    return _find_named(tree, cir, (ast.ClassDef,))
 
 
 def _runs_as_function(fdef, first) -> bool:
@@ -835,6 +830,7 @@ def _runs_as_function(fdef, first) -> bool:
     its first parameter ``first`` (None for a static method), uses neither ``super`` nor
     ``__class__`` (they need the class cell), and spells no private name (``__x`` is mangled
     with the class's name inside a class body, not outside)."""
+    own_first = (fdef.args.posonlyargs + fdef.args.args)[:1]
     for n in ast.walk(fdef):
         ids = []
         if isinstance(n, ast.Name):
@@ -851,21 +847,20 @@ def _runs_as_function(fdef, first) -> bool:
             if i in ("super", "__class__") or (i.startswith("__") and not i.endswith("__")):
                 return False
             if first is not None and i == first and not (isinstance(n, ast.arg)
-                                                           and n in _first_args(fdef)):
+                                                           and n in own_first):
                 return False
     return True
 
 
-def _first_args(fdef) -> list:
-    args = fdef.args.posonlyargs + fdef.args.args
-    return args[:1]
-
-
 def _find_def(tree, fir):
     """The ast FunctionDef of an IR function (by its name and first line)."""
-    line = fir.pos[0] if fir.pos and isinstance(fir.pos[0], int) else None
+    return _find_named(tree, fir, (ast.FunctionDef, ast.AsyncFunctionDef))
+
+
+def _find_named(tree, ir, kinds):
+    line = ir.pos[0] if ir.pos and isinstance(ir.pos[0], int) else None
     for n in ast.walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == fir.name and \
+        if isinstance(n, kinds) and n.name == ir.name and \
                 (line is None or n.lineno <= line <= (n.end_lineno or n.lineno)):
             return n
     return None
