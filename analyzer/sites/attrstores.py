@@ -32,6 +32,17 @@ class StoreIndex:
         self._names_scanned: set[str] = set()
         self._classes: dict[str, list] = {}
         self._foreign: dict[tuple, str] = {}
+        self._detached = None
+
+    def detached(self, cls_name: str) -> str:
+        """Where a method of ``cls_name`` (or of an in-tree subclass) may run with a first
+        argument that is not an instance of the family (``detached.Detached``); "" when
+        nowhere."""
+        if self._detached is None:
+            from analyzer.sites.detached import Detached
+
+            self._detached = Detached(self)
+        return self._detached.where(cls_name)
 
     def foreign(self, cls_name: str, attr: str) -> str:
         """"" when only ``cls_name``'s own methods (through their first parameter) set
@@ -53,6 +64,7 @@ class StoreIndex:
         hazard = self.class_hazard(cls_name, attr)
         if hazard:
             return hazard
+        others = []
         for path, line, owner in self._stores_of(attr):
             if owner is None:
                 return f"{path}:{line}"
@@ -60,6 +72,18 @@ class StoreIndex:
                 continue
             if self._derives(owner, cls_name):
                 return f"{path}:{line}"
+            others.append((path, line, owner))
+        for path, line, owner in others:
+            # a method of an unrelated class stores through its first parameter: on its own
+            # instances, unless it can be called with another object
+            away = self.detached(owner)
+            if away:
+                return (f"{path}:{line}, a method of {owner}, which may run on another "
+                        f"object: {away}")
+        # the reads themselves: self may be another object when a method runs detached
+        away = self.detached(cls_name)
+        if away:
+            return f"a method of {cls_name} may run on another object: {away}"
         return ""
 
     def module_or_class(self, attr: str, cls_name: str | None = None) -> str:

@@ -308,11 +308,21 @@ class Values:
                                        v.via + (f"{m.first_param}.{attr} set in {m.qualname} "
                                                 f"({m.mod.path}:{line})",))
                         out.add((v, EMPTY))
+            # the stores describe an instance of the class: a method run on another object
+            # (``Cls.method(other)``) reads that object's attribute (asked only where a store
+            # gives something known: the check reads much of the tree)
+            known = any(_matters(v) for v, _ in out)
             if attr in cls.methods:
                 found = True
                 out.add((FuncRef(cls.methods[attr].key), EMPTY))
             if not found:
                 out.add((Opaque(f"{fn.first_param}.{attr}"), EMPTY))
+            elif known:
+                stores = getattr(self, "attr_stores", None)
+                away = stores.detached(cls.ir.name) if stores is not None else ""
+                if away:
+                    out.add((Opaque(f"{fn.first_param}.{attr}: a method of {cls.ir.name} may "
+                                    f"run on another object ({away})"), EMPTY))
             return frozenset(out)
         return self._memo(("selfattr", cls.key, attr, static), compute)
 
@@ -441,3 +451,12 @@ def _top_names_of(mod: Mod, eid: int) -> list:
                 elif isinstance(st, Block):
                     stack.extend(st.bodies)
     return memo.get(eid, [])
+
+
+def _matters(v) -> bool:
+    """Can a value read off an instance change what an FA call receives: a callee, a dict, a
+    list, a number or None (a string or a flag only steers a branch, which the flow follows
+    both ways)?"""
+    if isinstance(v, Const):
+        return v.value is None or type(v.value) in (int, float, tuple)
+    return isinstance(v, (FAFunc, FuncRef, ClassRef, ModRef, DictVal, ListVal))

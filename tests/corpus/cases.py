@@ -1609,5 +1609,67 @@ case("namespace_membership_only/twin", {"m.py": FA + "\nf = vars()['flash_' + 'a
      "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
      why="the module's namespace read by a computed name: f is FA4")
 
+# 66. a method called through its class with an object of another class (``FA.forward(Other(),
+# ...)``): ``self.window_size`` is read off that object, which no store of the class
+# describes. Before, a false "safe". The twin calls the method on an instance
+_DETACHED = (FA + "\n\nclass Attn:\n    def __init__(self):\n        self.window_size = (None, 0)\n\n"
+             "    def forward(self, q, k, v):\n"
+             "        return flash_attn_func(q, k, v, window_size=self.window_size)\n\n\n"
+             "class Legacy:\n    window_size = (-1, 0)\n\n\n"
+             "def run(q, k, v):\n    return {call}\n")
+case("method_run_on_another_object", {"m.py": _DETACHED.format(
+    call="Attn.forward(Legacy(), q, k, v)")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="self is a Legacy: its class attribute (-1, 0) reaches FA4")
+case("method_run_on_another_object/twin", {"m.py": _DETACHED.format(
+    call="Attn().forward(q, k, v)")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="self is an Attn: (None, 0)")
+
+# 67. the same through reflection: the function taken off a bound method with ``__func__``. The
+# twin reads the class off an instance only to name it, and the subclass calls the base's
+# method with its own instance (the classic base call)
+_REFLECT = (FA + "\n\nclass Attn:\n    def __init__(self):\n        self.window_size = (None, 0)\n\n"
+            "    def forward(self, q, k, v):\n"
+            "        return flash_attn_func(q, k, v, window_size=self.window_size)\n\n\n"
+            "class Legacy:\n    window_size = (-1, 0)\n\n\n"
+            "class Sub(Attn):\n    def forward(self, q, k, v):\n"
+            "        return Attn.forward(self, q, k, v)\n\n\n"
+            "def run(q, k, v):\n    a = Sub()\n    {line}\n")
+case("method_function_taken_by_reflection", {"m.py": _REFLECT.format(
+    line="return a.forward.__func__(Legacy(), q, k, v)")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="Sub.forward runs on a Legacy and hands it to Attn.forward: (-1, 0) reaches FA4")
+case("method_function_taken_by_reflection/twin", {"m.py": _REFLECT.format(
+    line="assert type(a).__name__ == 'Sub'\n    return a.forward(q, k, v)")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="every forward runs on the Sub instance")
+
+# 68. a method of an unrelated class run on the layer (``Setter.apply(layer)``): its store
+# ``self.window_size = (-1, 0)`` lands on the layer, not on a Setter. The twin runs it on a
+# Setter
+_FOREIGN_STORE = (FA + "\n\nclass Attn:\n    def __init__(self):\n        self.window_size = (None, 0)\n\n"
+                  "    def forward(self, q, k, v):\n"
+                  "        return flash_attn_func(q, k, v, window_size=self.window_size)\n\n\n"
+                  "class Setter:\n    def apply(self):\n        self.window_size = (-1, 0)\n\n\n"
+                  "def run(q, k, v):\n    layer = Attn()\n    {line}\n"
+                  "    return layer.forward(q, k, v)\n")
+case("store_by_a_method_run_on_another_object", {"m.py": _FOREIGN_STORE.format(
+    line="Setter.apply(layer)")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="Setter.apply stores TE's (-1, 0) on the Attn instance")
+case("store_by_a_method_run_on_another_object/twin", {"m.py": _FOREIGN_STORE.format(
+    line="Setter().apply()")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="the store lands on a Setter")
+
+# 69. the class handed on through a registry and its method run there on another object. The
+# twin registers an instance
+_REGISTERED = _DETACHED.replace("def run(", "REGISTRY = {{'attn': {entry}}}\n\n\ndef run(")
+case("class_handed_on_then_run_on_another_object", {"m.py": _REGISTERED.format(
+    entry="Attn", call="REGISTRY['attn'].forward(Legacy(), q, k, v)")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the class is handed on through a dict; its forward runs on a Legacy")
+case("class_handed_on_then_run_on_another_object/twin", {"m.py": _REGISTERED.format(
+    entry="Attn()", call="REGISTRY['attn'].forward(q, k, v)")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="the dict holds an instance")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})

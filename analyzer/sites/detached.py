@@ -1,0 +1,472 @@
+"""Can a class's methods run with a first argument that is not an instance of the class?
+
+The flow reads ``self.ATTR`` in a method of class ``C`` off the stores ``C``'s own methods
+make (and ``attrstores.StoreIndex.foreign`` looks for every other store). That rests on
+``self`` being an instance of ``C`` or of a subclass. A method called through its class with
+another object -- ``C.forward(Other(), ...)``, ``f = C.forward; f(o)``, ``getattr(mod,
+"C").forward(o)``, ``type(x).forward(o)``, ``x.forward.__func__(o)`` -- reads ``Other``'s
+attribute instead, which no store of ``C`` describes. The same holds the other way: a store
+``self.window = ...`` in a method of an unrelated class ``D`` lands on a ``C`` instance when
+``D.set_window(c)`` is called.
+
+A method's function is reached unbound through the class object. ``Detached.where(C)``
+follows every place the tree names ``C`` or an in-tree subclass (its name, an import alias,
+``mod.C``, the name as a string that something is looked up by). Making an instance,
+``isinstance``/``issubclass``, a base, ``super(C, self)``, an annotation, an ``except``, a
+comparison, a message, or reading an attribute that is not a name the family's bodies bind
+is harmless. Reading one of those names off it (except ``C.m(self, ...)`` in a method of the
+family: the base call, with an instance of the family), or handing the class object on
+(assigned, returned, passed, put in a container) is a place where a method may run
+detached. Reflection is followed where it reads a method in one chain: ``type(x).m``,
+``x.__class__.m``, ``x.m.__func__``. Not followed (docs/sites.md): a class object reached by
+reflection and stored first (``k = type(x)``, ``__subclasses__()``, ``__mro__``), or looked up
+by a computed name.
+
+The text settles most occurrences (a comment, a longer string, the class statement, a call,
+a non-method attribute, a plain import); a file with any other is read by its syntax tree,
+only the statements around those lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+
+# calls that only look at a class object
+_LOOKERS = frozenset({"isinstance", "issubclass", "super", "id", "str", "repr", "hash",
+                      "print", "format", "type", "callable", "hasattr"})
+# calls that look an object up by its name
+_LOOKUPS = frozenset({"getattr", "__getattribute__", "__getattr__", "attrgetter", "locate",
+                      "get", "pop", "setdefault", "__getitem__", "import_module"})
+# attributes of a class object that describe it
+_HARMLESS_DUNDERS = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
+# reflection that yields class objects or plain functions nothing here follows
+_REFLECTION = ("__subclasses__", "__mro__", "mro", "__bases__", "__base__", "__func__")
+
+
+
+class Detached:
+    """Answers ``where(cls_name)`` for one tree: "" when no method of the class (or of an
+    in-tree subclass) can run with a first argument other than an instance of the family,
+    else the first place that may (``path:line (what)``). Reads each file once."""
+
+    def __init__(self, stores):
+        self.stores = stores                 # attrstores.StoreIndex: the files and trees
+        self._memo: dict[str, str] = {}
+        self._generic = None                 # [(path, {words read after type()/__class__})]
+        self._classes: dict[str, list] = {}   # path -> [(class, base names, bound names)]
+        self._chains: dict[str, list] = {}    # path -> [(line, method, what)]
+        self._headers: dict[str, list] = {}   # path -> [(class, text of its bases)]
+
+    def where(self, cls_name: str) -> str:
+        hit = self._memo.get(cls_name)
+        if hit is None:
+            hit = self._memo[cls_name] = self._where(cls_name)
+        return hit
+
+    # -- the family's names ------------------------------------------------------------
+    def _where(self, cls_name: str) -> str:
+        family, methods, unread = self._family(cls_name)
+        if unread:
+            return f"{unread}:1 (cannot be read)"
+        # every occurrence of a family name: the text settles most of them; a file with one
+        # the text cannot settle is read by its syntax tree
+        data = self.stores.data
+        needles = sorted(n.encode() for n in family)
+        for rel in sorted(data):
+            raw = data[rel]
+            lines = {raw.count(b"\n", 0, i) + 1 for n in needles for i in _word_at(raw, n)
+                     if not _text_harmless(raw, i, len(n), methods)}
+            if not lines:
+                continue
+            info = self.stores.index.by_path.get(rel)
+            tree = info.bare_tree if info is not None else None
+            if tree is None:
+                return f"{rel}:1 (cannot be read)"
+            got = _occurrences(rel, tree, family, methods, lines)
+            _UP.clear()
+            if got:
+                return got
+        for rel, line, what in self._generic_places(methods):
+            return f"{rel}:{line} ({what})"
+        return ""
+
+    def _family(self, cls_name: str):
+        """The class and its in-tree subclasses (by the names their bases spell), and every
+        name their bodies bind; the first file that cannot be read, if any."""
+        from analyzer.sites.attrstores import _class_bindings, _class_defs
+
+        data = self.stores.data
+        family = {cls_name}
+        methods: set = set()
+        todo = [cls_name]
+        done: set = set()
+        while todo:
+            name = todo.pop()
+            if name in done:
+                continue
+            done.add(name)
+            needle = name.encode()
+            for rel in sorted(data):
+                raw = data[rel]
+                if not _has_word(raw, needle):
+                    continue
+                heads = self._headers.get(rel)
+                if heads is None:
+                    heads = self._headers[rel] = _headers(raw)
+                if not any(k == name or _has_word(head, needle) for k, head in heads):
+                    continue              # no class statement of the file names it
+                classes = self._classes.get(rel)
+                if classes is None:
+                    info = self.stores.index.by_path.get(rel)
+                    tree = info.bare_tree if info is not None else None
+                    if tree is None:
+                        return family, methods, rel
+                    classes = self._classes[rel] = [
+                        (k.name, frozenset().union(*(_names(b) for b in k.bases)),
+                         frozenset(_class_bindings(k))) for k in _class_defs(tree)]
+                for kname, bases, bound in classes:
+                    if kname == name:
+                        methods |= bound
+                    elif name in bases and kname not in family:
+                        # a subclass inherits the methods: its class object reaches them too
+                        family.add(kname)
+                        todo.append(kname)
+        return family, methods, ""
+
+    # -- reflection read in one chain -------------------------------------------------
+    def _generic_places(self, methods: set) -> list:
+        """``type(x).m``, ``x.__class__.m`` and ``x.m.__func__`` for a name ``m`` in
+        ``methods``: the text finds the candidates (once per tree), the syntax confirms
+        (once per file)."""
+        if self._generic is None:
+            self._generic = []
+            for rel in sorted(self.stores.data):
+                words = _chain_words(self.stores.data[rel])
+                if words:
+                    self._generic.append((rel, words))
+        out = []
+        for rel, words in self._generic:
+            if not (words & methods or "*" in words):
+                continue
+            found = self._chains.get(rel)
+            if found is None:
+                info = self.stores.index.by_path.get(rel)
+                tree = info.bare_tree if info is not None else None
+                found = self._chains[rel] = _chains_in(tree) if tree is not None else None
+            if found is None:
+                out.append((rel, 1, "cannot be read"))
+                continue
+            out.extend((rel, line, what) for line, attr, what in found if attr in methods)
+        return out
+
+
+def _word_at(raw: bytes, needle: bytes):
+    """Where ``needle`` stands as a whole word in ``raw``."""
+    n = len(needle)
+    i = raw.find(needle)
+    while i >= 0:
+        b = raw[i - 1:i] if i else b""
+        a = raw[i + n:i + n + 1]
+        if not (b.isalnum() or b == b"_") and not (a.isalnum() or a == b"_"):
+            yield i
+        i = raw.find(needle, i + n)
+
+
+def _has_word(raw: bytes, needle: bytes) -> bool:
+    return next(_word_at(raw, needle), None) is not None
+
+
+_CALL_AFTER = re.compile(rb"[ \t]*\(")
+_ATTR_AFTER = re.compile(rb"[ \t]*\.[ \t]*([A-Za-z_]\w*)")
+_AS_AFTER = re.compile(rb"[ \t]+as\b")
+_CLASS_BEFORE = re.compile(rb"\bclass[ \t]+$")
+_IMPORT_OPEN = re.compile(rb"\bimport[ \t]*\([^)]*$")
+
+
+def _text_harmless(raw: bytes, i: int, n: int, methods: set) -> bool:
+    """Does the text alone show that the name at ``raw[i:i+n]`` cannot hand the class object
+    on: a comment or a string other than the bare name, the ``class`` statement, a call
+    (an instance is made), an attribute that is none of the family's names, or an import
+    without ``as``? Anything else is read by its syntax tree."""
+    from analyzer.sites.attrstores import _string_spans
+
+    starts, ends = _string_spans(raw)
+    import bisect
+
+    k = bisect.bisect_right(starts, i) - 1
+    if k >= 0 and i < ends[k]:
+        span = raw[starts[k]:ends[k]]
+        return span.startswith(b"#") or \
+            span.lstrip(b"rRbBuUfF").strip(b"'\"") != raw[i:i + n]
+    after = raw[i + n:i + n + 200]
+    if _CLASS_BEFORE.search(raw[max(0, i - 40):i]):
+        return True
+    if _CALL_AFTER.match(after):
+        return True
+    m = _ATTR_AFTER.match(after)
+    if m is not None:
+        word = m.group(1).decode()
+        return not (word in methods or word in _REFLECTION or word == "__dict__")
+    if _AS_AFTER.match(after):
+        return False                     # an alias: the syntax tree follows it
+    line_start = raw.rfind(b"\n", 0, i) + 1
+    head = raw[line_start:i].lstrip()
+    if head.startswith((b"from ", b"import ")) and b"(" not in head:
+        return True
+    # inside the brackets of ``from m import (...)``
+    j = raw.rfind(b"import", 0, i)
+    if j < 0 or _IMPORT_OPEN.match(raw, j, i) is None:
+        return False
+    return raw[raw.rfind(b"\n", 0, j) + 1:j].lstrip().startswith(b"from ")
+
+
+_TYPE_CALL = re.compile(rb"type[ \t]*\(")
+_CLASS_ATTR = re.compile(rb"__class__\s*\.\s*([A-Za-z_]\w*)")
+_FUNC_BEFORE = re.compile(rb"\.\s*([A-Za-z_]\w*)\s*\.\s*$")
+
+
+def _chain_words(raw: bytes) -> set:
+    """The names read right after ``type(...)`` or ``.__class__``, and before ``.__func__``
+    (a superset: brackets are matched without regard to strings; an unmatched one gives
+    every name, "*"). Each search starts from a literal, so the text is scanned fast."""
+    out = set()
+    if b"__class__" in raw:
+        out |= {m.group(1).decode() for m in _CLASS_ATTR.finditer(raw)}
+    i = raw.find(b"__func__")
+    while i >= 0:
+        m = _FUNC_BEFORE.search(raw, max(0, i - 200), i)
+        if m is not None:
+            out.add(m.group(1).decode())
+        i = raw.find(b"__func__", i + 8)
+    for m in _TYPE_CALL.finditer(raw):
+        if m.start() and (raw[m.start() - 1:m.start()].isalnum() or
+                          raw[m.start() - 1:m.start()] == b"_"):
+            continue                                     # ``dtype(``, ``my_type(``
+        j = _close(raw, m.end())
+        if j < 0:
+            out.add("*")
+            continue
+        a = _ATTR_AFTER.match(raw, j)
+        if a is not None:
+            out.add(a.group(1).decode())
+    return out
+
+
+def _close(raw: bytes, j: int) -> int:
+    """The index after the bracket that closes the one opened just before ``j`` (strings not
+    regarded), or -1."""
+    depth = 1
+    while True:
+        c = raw.find(b")", j)
+        if c < 0:
+            return -1
+        depth += raw.count(b"(", j, c) - 1
+        j = c + 1
+        if depth <= 0:
+            return j
+
+
+_HEADER = re.compile(rb"\bclass[ \t]+([A-Za-z_]\w*)[ \t]*(\(?)")
+
+
+def _headers(raw: bytes) -> list:
+    """(name, the text of its bases) for each ``class`` statement the text spells (a
+    superset: ``class`` in a string or comment counts too)."""
+    out = []
+    for m in _HEADER.finditer(raw):
+        if m.group(2):
+            j = _close(raw, m.end())
+            out.append((m.group(1).decode(), raw[m.end():j if j >= 0 else len(raw)]))
+        else:
+            out.append((m.group(1).decode(), b""))
+    return out
+
+
+def _chains_in(tree: ast.Module) -> list:
+    """(line, method, what) for each ``type(x).m``, ``x.__class__.m`` and ``x.m.__func__``."""
+    out = []
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Attribute):
+            continue
+        v = n.value
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "type" \
+                and len(v.args) == 1 or isinstance(v, ast.Attribute) and v.attr == "__class__":
+            out.append((n.lineno, n.attr, f"{n.attr} read off the class of an object"))
+        elif n.attr == "__func__" and isinstance(v, ast.Attribute):
+            out.append((n.lineno, v.attr, f"the function of .{v.attr} taken with __func__"))
+    return out
+
+
+def _names(expr) -> set:
+    """The names a base expression spells for its class (``C``, ``mod.C``)."""
+    if isinstance(expr, ast.Name):
+        return {expr.id}
+    if isinstance(expr, ast.Attribute):
+        return {expr.attr}
+    return set()
+
+
+_UP: dict = {}      # child node -> parent, for the statements being read (``_parents``)
+
+
+def parent(node):
+    return _UP.get(node)
+
+
+def _parents(tree: ast.Module, lines: set) -> list:
+    """Fill ``_UP`` for the statements of ``tree`` that span one of ``lines`` (None: all), and
+    the statements around them; the nodes so mapped."""
+    _UP.clear()
+    out = []
+    todo = [(tree, None)]
+    while todo:
+        node, up = todo.pop()
+        _UP[node] = up
+        out.append(node)
+        for child in ast.iter_child_nodes(node):
+            if lines is not None and isinstance(child, ast.stmt) and not any(
+                    child.lineno <= x <= child.end_lineno for x in lines):
+                continue
+            todo.append((child, node))
+    return out
+
+
+def _occurrences(rel: str, tree: ast.Module, family: set, methods: set, lines) -> str:
+    """The first place in one file where a family class object may be used to reach a method
+    unbound, or handed on; "" when none. Only the statements that span ``lines`` (where
+    the text could not settle an occurrence; None: every statement) are read."""
+    from analyzer.sites.attrstores import _statements
+
+    names = set(family)
+    for st, _ in _statements(tree):
+        if isinstance(st, (ast.Import, ast.ImportFrom)):
+            for a in st.names:
+                if a.asname and a.name.rsplit(".", 1)[-1] in family:
+                    names.add(a.asname)
+                    lines = None         # an alias: every use of it counts
+    for n in sorted(_parents(tree, lines), key=_where_at):
+        if isinstance(n, ast.Name):
+            if n.id not in names or not isinstance(n.ctx, ast.Load):
+                continue
+        elif isinstance(n, ast.Attribute):
+            if n.attr not in family or not isinstance(n.ctx, ast.Load):
+                continue
+        elif isinstance(n, ast.Constant):
+            if not (isinstance(n.value, str) and n.value in family) or not _looked_up(n):
+                continue
+            return f"{rel}:{n.lineno} (the class named by the string {n.value!r})"
+        else:
+            continue
+        use = _use(n, methods, family)
+        if use is True:
+            continue
+        what = f"{_label(n)}.{use} read off the class" if isinstance(use, str) \
+            else f"the class {_label(n)} handed on"
+        return f"{rel}:{n.lineno} ({what})"
+    return ""
+
+
+def _where_at(n) -> tuple:
+    return (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))
+
+
+def _label(n) -> str:
+    return n.id if isinstance(n, ast.Name) else n.attr
+
+
+def _use(node, methods: set | None, family: set = frozenset()):
+    """How the class object ``node`` is used: True when harmlessly; the method's name when
+    one is read off it (``methods`` None: any attribute but a harmless dunder counts, by
+    name); None when it is handed on."""
+    p = parent(node)
+    if isinstance(p, ast.Call):
+        if p.func is node:
+            return True                                   # an instance is made
+        f = p.func
+        if isinstance(f, ast.Name) and f.id in _LOOKERS and node in p.args:
+            return True
+        if isinstance(f, ast.Attribute) and f.attr == "__new__" and p.args and \
+                p.args[0] is node:
+            return True                                   # super().__new__(cls)
+        return None
+    if isinstance(p, ast.Tuple) and isinstance(parent(p), ast.Call):
+        call = parent(p)
+        if isinstance(call.func, ast.Name) and call.func.id in ("isinstance", "issubclass"):
+            return True
+        return None
+    if isinstance(p, ast.Attribute) and p.value is node:
+        a = p.attr
+        if a in _HARMLESS_DUNDERS:
+            return True
+        if a in _REFLECTION or a == "__dict__":
+            return None                                   # classes or functions handed on
+        if methods is None or a in methods:
+            if methods is not None and _explicit_base_call(p, family):
+                return True
+            return a
+        return True
+    if isinstance(p, ast.ClassDef) and node in p.bases:
+        return True
+    if isinstance(p, (ast.Compare, ast.FormattedValue)):
+        return True
+    if isinstance(p, ast.Subscript) and p.slice is node:
+        return True
+    if isinstance(p, ast.ExceptHandler) or \
+            isinstance(p, ast.Tuple) and isinstance(parent(p), ast.ExceptHandler):
+        return True
+    if _in_annotation(node):
+        return True
+    return None
+
+
+def _explicit_base_call(attr: ast.Attribute, family: set) -> bool:
+    """``C.m(self, ...)`` inside a method of a class of the family whose first parameter is
+    ``self`` (never rebound): the classic base call, with an instance of the family."""
+    call = parent(attr)
+    if not (isinstance(call, ast.Call) and call.func is attr and call.args and
+            isinstance(call.args[0], ast.Name)):
+        return False
+    first = call.args[0].id
+    scope = parent(call)
+    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                       ast.Lambda, ast.ClassDef)):
+        scope = parent(scope)
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+            not isinstance(parent(scope), ast.ClassDef) or scope.decorator_list or \
+            parent(scope).name not in family:
+        return False
+    params = scope.args.posonlyargs + scope.args.args
+    if not params or params[0].arg != first:
+        return False
+    # the first parameter never rebound in the method
+    return not any(isinstance(x, ast.Name) and x.id == first and not isinstance(x.ctx, ast.Load)
+                   for x in ast.walk(scope))
+
+
+def _in_annotation(node) -> bool:
+    child, p = node, parent(node)
+    while isinstance(p, (ast.Subscript, ast.Tuple, ast.BinOp, ast.Attribute, ast.List)):
+        child, p = p, parent(p)
+    if isinstance(p, ast.arg):
+        return p.annotation is child
+    if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return p.returns is child
+    if isinstance(p, ast.AnnAssign):
+        return p.annotation is child
+    return False
+
+
+def _looked_up(const) -> bool:
+    """Is the string a name something is looked up by: an argument of ``getattr`` and its
+    kin (``attrgetter("C")``, ``registry.get("C")``) or a subscript's key
+    (``globals()["C"]``, ``vars(mod)["C"]``)? A comparison, a message, a logger's name, a
+    dict key or ``__all__`` is not."""
+    p = parent(const)
+    if isinstance(p, ast.Call) and const in p.args:
+        f = p.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
+            else ""
+        return name in _LOOKUPS
+    return isinstance(p, ast.Subscript) and p.slice is const

@@ -1,0 +1,125 @@
+"""A method run on an object that is not an instance of its class (``Cls.method(other)``):
+``self.ATTR`` is then read off that object, and a store through ``self`` lands on it
+(``analyzer/sites/detached.py``). Each test names the false safe it guards against, or the
+false alarm the text and syntax checks must not raise."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.sites import audit_tree
+from analyzer.sites.detached import _chain_words, _text_harmless
+
+_ATTN = ("from flash_attn.cute.interface import flash_attn_func\n\n\n"
+         "class Attn:\n    def __init__(self):\n        self.window_size = (None, 0)\n\n"
+         "    def forward(self, q, k, v):\n"
+         "        return flash_attn_func(q, k, v, window_size=self.window_size)\n\n\n"
+         "class Legacy:\n    window_size = (-1, 0)\n")
+
+
+def _verdict(tmp_path, extra: str, files: dict | None = None) -> str:
+    (tmp_path / "attn.py").write_text(_ATTN + extra)
+    for name, text in (files or {}).items():
+        (tmp_path / name).write_text(text)
+    return audit_tree(tmp_path, use_cache=False).verdict
+
+
+@pytest.mark.parametrize("extra", [
+    # the class read off an instance, then the method off the class
+    "\n\ndef run(q, k, v):\n    return type(Attn()).forward(Legacy(), q, k, v)\n",
+    "\n\ndef run(q, k, v):\n    a = Attn()\n    return a.__class__.forward(Legacy(), q, k, v)\n",
+    # the function taken off the class and handed on
+    "\n\nf = Attn.forward\n\n\ndef run(q, k, v):\n    return f(Legacy(), q, k, v)\n",
+    # the class looked up by name
+    "\nimport sys\n\n\ndef run(q, k, v):\n"
+    "    return getattr(sys.modules[__name__], 'Attn').forward(Legacy(), q, k, v)\n",
+    # the class handed to a function that runs the method on its own object
+    "\n\ndef call(cls, q):\n    return cls.forward(Legacy(), q, q, q)\n\n\n"
+    "def run(q, k, v):\n    return call(Attn, q)\n",
+    # an unrelated class's method calling the method with its own instance ("base call")
+    "\n\nclass Other:\n    window_size = (-1, 0)\n\n    def go(self, q):\n"
+    "        return Attn.forward(self, q, q, q)\n",
+    # a subclass's class object used the same way
+    "\n\nclass Sub(Attn):\n    pass\n\n\ndef run(q, k, v):\n"
+    "    return Sub.forward(Legacy(), q, k, v)\n",
+])
+def test_a_method_that_may_run_on_another_object_is_not_proved(tmp_path, extra):
+    """Guards against a false safe: each tree runs ``Attn.forward`` with a first argument
+    whose ``window_size`` is TE's (-1, 0), while every store of ``Attn`` says (None, 0)."""
+    assert _verdict(tmp_path, extra) == "unknown"
+
+
+def test_a_class_imported_under_another_name_is_followed(tmp_path):
+    """Guards against a false safe: the alias of an import spells the class another way."""
+    assert _verdict(tmp_path, "", {"use.py": "from attn import Attn as A, Legacy\n\n\n"
+                                             "def run(q):\n"
+                                             "    return A.forward(Legacy(), q, q, q)\n"}) \
+        == "unknown"
+
+
+@pytest.mark.parametrize("extra", [
+    "\n\ndef run(q, k, v):\n    return Attn().forward(q, k, v)\n",
+    # harmless uses of the class object: tests, names, annotations, bases, the base call
+    "\nimport logging\n\nlog = logging.getLogger('Attn')\n\n\n"
+    "def run(q, k, v, a: 'Attn' = None) -> Attn:\n"
+    "    assert isinstance(a, (Attn, Legacy)) and Attn.__name__ == 'Attn'\n"
+    "    assert type(a) is not Attn\n"
+    "    return Attn().forward(q, k, v)\n",
+    "\n\nclass Sub(Attn):\n    def forward(self, q, k, v):\n"
+    "        return Attn.forward(self, q, k, v)\n\n\n"
+    "def run(q, k, v):\n    return Sub().forward(q, k, v)\n",
+    # type(x) read for something other than a method of the class
+    "\n\ndef run(q, k, v):\n    a = Attn()\n    print(type(a).__qualname__)\n"
+    "    return a.forward(q, k, v)\n",
+])
+def test_methods_run_only_on_instances_are_still_proved(tmp_path, extra):
+    """Guards against a false alarm: none of these hands the class object on or runs one of
+    its methods on another object."""
+    assert _verdict(tmp_path, extra) == "safe"
+
+
+def test_a_store_by_an_unrelated_class_run_on_the_layer_is_not_trusted(tmp_path):
+    """Guards against a false safe: ``Setter.apply(layer)`` runs Setter's store
+    ``self.window_size = (-1, 0)`` on the Attn instance; read as Setter's own it was ignored."""
+    extra = ("\n\nclass Setter:\n    def apply(self):\n        self.window_size = (-1, 0)\n\n\n"
+             "def run(q, k, v):\n    a = Attn()\n    Setter.apply(a)\n"
+             "    return a.forward(q, k, v)\n")
+    assert _verdict(tmp_path, extra) == "unknown"
+    assert _verdict(tmp_path, extra.replace("Setter.apply(a)", "Setter().apply()")) == "safe"
+
+
+@pytest.mark.parametrize("text, harmless", [
+    (b"# Attn.forward(other)\n", True),                 # a comment
+    (b"x = 'the Attn layer'\n", True),                  # inside a longer string
+    (b"x = 'Attn'\n", False),                           # the bare name as a string: looked at
+    (b"class Attn:\n    pass\n", True),                 # its own class statement
+    (b"a = Attn(1)\n", True),                           # an instance made
+    (b"n = Attn.__name__\n", True),                     # an attribute that is no method
+    (b"f = Attn.forward\n", False),                     # a method read off the class
+    (b"d = Attn.__dict__\n", False),
+    (b"from m import Attn\n", True),
+    (b"from m import (\n    X,\n    Attn,\n)\n", True),
+    (b"from m import Attn as A\n", False),              # an alias: followed in the syntax
+    (b"return Attn\n", False),                          # handed on
+    (b"isinstance(x, Attn)\n", False),                  # left to the syntax tree
+])
+def test_the_text_settles_only_plain_uses(text, harmless):
+    """Guards against the text check settling a use it cannot see: anything but a comment, a
+    longer string, the class statement, an instantiation, a non-method attribute or a plain
+    import must go to the syntax tree."""
+    i = text.index(b"Attn")
+    assert _text_harmless(text, i, 4, {"forward", "__init__"}) is harmless
+
+
+@pytest.mark.parametrize("text, words", [
+    (b"type(x).forward(o)", {"forward"}),
+    (b"type(f(x)).forward", {"forward"}),
+    (b"x.__class__ . backward(o)", {"backward"}),
+    (b"x.forward.__func__(o)", {"forward"}),
+    (b"dtype(x).forward", set()),                       # not the builtin type
+    (b"type(x", {"*"}),                                 # unclosed: every name
+])
+def test_reflection_chains_are_found_in_the_text(text, words):
+    """Guards against missing ``type(x).m`` / ``x.__class__.m`` / ``x.m.__func__`` in the
+    cheap scan that decides which files are parsed."""
+    assert _chain_words(text) == words
