@@ -123,3 +123,25 @@ def test_reflection_chains_are_found_in_the_text(text, words):
     """Guards against missing ``type(x).m`` / ``x.__class__.m`` / ``x.m.__func__`` in the
     cheap scan that decides which files are parsed."""
     assert _chain_words(text) == words
+
+
+def test_a_decorator_of_the_tree_that_gets_the_method_is_not_trusted(tmp_path):
+    """Guards against a false safe: the tree's own decorator receives ``forward``'s function
+    and runs it on a Legacy; a decorator from outside the tree (``functools``) is taken to
+    call it as it was called."""
+    tree = _ATTN.replace("    def forward", "    @deco\n    def forward").replace(
+        "class Attn:", "def deco(fn):\n    return lambda self, *a: fn(Legacy(), *a)\n\n\n"
+                       "class Attn:") + "\n\ndef run(q, k, v):\n    return Attn().forward(q, k, v)\n"
+    (tmp_path / "attn.py").write_text(tree)
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
+    (tmp_path / "attn.py").write_text("import functools\n" + tree.replace(
+        "@deco", "@functools.lru_cache()"))
+    assert audit_tree(tmp_path, use_cache=False).verdict == "safe"
+
+
+def test_a_class_bound_to_another_name_is_followed_through_it(tmp_path):
+    """Guards against a false safe, and a false alarm: ``Base = Attn`` is an alias, not a
+    hand-off; the alias's own uses decide."""
+    run = "\n\nBase = Attn\n\n\ndef run(q, k, v):\n    return {call}\n"
+    assert _verdict(tmp_path, run.format(call="Base.forward(Legacy(), q, k, v)")) == "unknown"
+    assert _verdict(tmp_path, run.format(call="Base().forward(q, k, v)")) == "safe"

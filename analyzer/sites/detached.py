@@ -67,40 +67,48 @@ class Detached:
 
     # -- the family's names ------------------------------------------------------------
     def _where(self, cls_name: str) -> str:
-        family, methods, unread = self._family(cls_name)
-        if unread:
-            return f"{unread}:1 (cannot be read)"
-        # every occurrence of a family name: the text settles most of them; a file with one
-        # the text cannot settle is read by its syntax tree
-        data = self.stores.data
-        needles = sorted(n.encode() for n in family)
-        for rel in sorted(data):
-            raw = data[rel]
-            lines = {raw.count(b"\n", 0, i) + 1 for n in needles for i in _word_at(raw, n)
-                     if not _text_harmless(raw, i, len(n), methods)}
-            if not lines:
-                continue
-            info = self.stores.index.by_path.get(rel)
-            tree = info.bare_tree if info is not None else None
-            if tree is None:
-                return f"{rel}:1 (cannot be read)"
-            got = _occurrences(rel, tree, family, methods, lines)
-            _UP.clear()
-            if got:
-                return got
+        names = {cls_name}
+        while True:
+            family, methods, trouble = self._family(names)
+            if trouble:
+                return trouble
+            # every occurrence of a family name: the text settles most of them; a file with
+            # one the text cannot settle is read by its syntax tree
+            data = self.stores.data
+            needles = sorted(n.encode() for n in family)
+            aliases: set = set()
+            for rel in sorted(data):
+                raw = data[rel]
+                lines = {raw.count(b"\n", 0, i) + 1 for n in needles for i in _word_at(raw, n)
+                         if not _text_harmless(raw, i, len(n), methods)}
+                if not lines:
+                    continue
+                info = self.stores.index.by_path.get(rel)
+                tree = info.bare_tree if info is not None else None
+                if tree is None:
+                    return f"{rel}:1 (cannot be read)"
+                got = _occurrences(rel, tree, family, methods, lines, aliases)
+                _UP.clear()
+                if got:
+                    return got
+            if aliases <= family:
+                break
+            names = family | aliases          # ``_Base = m.Attn``: its uses count too
         for rel, line, what in self._generic_places(methods):
             return f"{rel}:{line} ({what})"
         return ""
 
-    def _family(self, cls_name: str):
-        """The class and its in-tree subclasses (by the names their bases spell), and every
-        name their bodies bind; the first file that cannot be read, if any."""
+    def _family(self, seeds: set):
+        """The classes named by ``seeds`` (class names and aliases) and their in-tree
+        subclasses (by the names their bases spell), every name their bodies bind, and the
+        first trouble: a file that cannot be read, or a decorator of the tree's own that
+        receives a method's function (it may call it with anything)."""
         from analyzer.sites.attrstores import _class_bindings, _class_defs
 
         data = self.stores.data
-        family = {cls_name}
+        family = set(seeds)
         methods: set = set()
-        todo = [cls_name]
+        todo = sorted(seeds)
         done: set = set()
         while todo:
             name = todo.pop()
@@ -122,18 +130,30 @@ class Detached:
                     info = self.stores.index.by_path.get(rel)
                     tree = info.bare_tree if info is not None else None
                     if tree is None:
-                        return family, methods, rel
+                        return family, methods, f"{rel}:1 (cannot be read)"
+                    local = _tree_decorators(tree, self._top_names())
                     classes = self._classes[rel] = [
                         (k.name, frozenset().union(*(_names(b) for b in k.bases)),
-                         frozenset(_class_bindings(k))) for k in _class_defs(tree)]
-                for kname, bases, bound in classes:
+                         frozenset(_class_bindings(k)), local(k)) for k in _class_defs(tree)]
+                for kname, bases, bound, decorated in classes:
                     if kname == name:
                         methods |= bound
+                        if decorated:
+                            line, what = decorated
+                            return family, methods, f"{rel}:{line} ({what})"
                     elif name in bases and kname not in family:
                         # a subclass inherits the methods: its class object reaches them too
                         family.add(kname)
                         todo.append(kname)
         return family, methods, ""
+
+    def _top_names(self) -> frozenset:
+        """The top-level module and package names of the tree."""
+        got = self.__dict__.get("_tops")
+        if got is None:
+            got = self._tops = frozenset(rel.split("/")[0].removesuffix(".py")
+                                         for rel in self.stores.data)
+        return got
 
     # -- reflection read in one chain -------------------------------------------------
     def _generic_places(self, methods: set) -> list:
@@ -158,8 +178,52 @@ class Detached:
             if found is None:
                 out.append((rel, 1, "cannot be read"))
                 continue
-            out.extend((rel, line, what) for line, attr, what in found if attr in methods)
+            out.extend((rel, line, what) for line, attr, what in found
+                       if attr in methods or attr == "*")
         return out
+
+
+_TRUSTED_DECORATORS = frozenset({"staticmethod", "classmethod", "property", "abstractmethod",
+                                  "cached_property", "dataclass", "final", "override"})
+
+
+def _tree_decorators(tree: ast.Module, tops: frozenset):
+    """A function giving, for a class statement, the first decorator of the tree's own (on
+    the class or on a function of its body) as (line, what), else None: it receives the
+    class object or the method's function and may call it with anything. A decorator
+    imported from outside the tree, or a builtin one, is taken to call it as it was called."""
+    from analyzer.sites.attrstores import _statements
+
+    outside = set()
+    for st, _ in _statements(tree):
+        if isinstance(st, ast.Import):
+            outside |= {(a.asname or a.name).split(".")[0] for a in st.names
+                        if a.name.split(".")[0] not in tops}
+        elif isinstance(st, ast.ImportFrom) and not st.level and \
+                (st.module or "").split(".")[0] not in tops:
+            outside |= {a.asname or a.name for a in st.names}
+
+    def root(d):
+        while isinstance(d, (ast.Call, ast.Attribute)):
+            d = d.func if isinstance(d, ast.Call) else d.value
+        return d.id if isinstance(d, ast.Name) else None
+
+    def first(k: ast.ClassDef):
+        owners = [(k, "the class")] + [
+            (f, f"{k.name}.{f.name}") for f in k.body
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        props = {f.name for f, _ in owners[1:]}
+        for node, what in owners:
+            for d in node.decorator_list:
+                r = root(d)
+                if r in _TRUSTED_DECORATORS or r in outside:
+                    continue
+                if isinstance(d, ast.Attribute) and d.attr in ("setter", "getter", "deleter") \
+                        and r in props:
+                    continue                      # ``@x.setter`` of a property of the body
+                return d.lineno, f"decorator {r or ast.unparse(d)} receives {what}"
+        return None
+    return first
 
 
 def _word_at(raw: bytes, needle: bytes):
@@ -237,8 +301,7 @@ def _chain_words(raw: bytes) -> set:
     i = raw.find(b"__func__")
     while i >= 0:
         m = _FUNC_BEFORE.search(raw, max(0, i - 200), i)
-        if m is not None:
-            out.add(m.group(1).decode())
+        out.add(m.group(1).decode() if m is not None else "*")
         i = raw.find(b"__func__", i + 8)
     for m in _TYPE_CALL.finditer(raw):
         if m.start() and (raw[m.start() - 1:m.start()].isalnum() or
@@ -294,8 +357,9 @@ def _chains_in(tree: ast.Module) -> list:
         if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "type" \
                 and len(v.args) == 1 or isinstance(v, ast.Attribute) and v.attr == "__class__":
             out.append((n.lineno, n.attr, f"{n.attr} read off the class of an object"))
-        elif n.attr == "__func__" and isinstance(v, ast.Attribute):
-            out.append((n.lineno, v.attr, f"the function of .{v.attr} taken with __func__"))
+        elif n.attr == "__func__":
+            m = v.attr if isinstance(v, ast.Attribute) else "*"
+            out.append((n.lineno, m, f"the function of a method taken with __func__"))
     return out
 
 
@@ -333,7 +397,8 @@ def _parents(tree: ast.Module, lines: set) -> list:
     return out
 
 
-def _occurrences(rel: str, tree: ast.Module, family: set, methods: set, lines) -> str:
+def _occurrences(rel: str, tree: ast.Module, family: set, methods: set, lines,
+                 aliases: set) -> str:
     """The first place in one file where a family class object may be used to reach a method
     unbound, or handed on; "" when none. Only the statements that span ``lines`` (where
     the text could not settle an occurrence; None: every statement) are read."""
@@ -361,6 +426,9 @@ def _occurrences(rel: str, tree: ast.Module, family: set, methods: set, lines) -
             continue
         use = _use(n, methods, family)
         if use is True:
+            continue
+        if use is _ALIAS:
+            aliases |= _alias_targets(parent(n))
             continue
         what = f"{_label(n)}.{use} read off the class" if isinstance(use, str) \
             else f"the class {_label(n)} handed on"
@@ -409,6 +477,8 @@ def _use(node, methods: set | None, family: set = frozenset()):
         return True
     if isinstance(p, ast.ClassDef) and node in p.bases:
         return True
+    if isinstance(p, (ast.Assign, ast.AnnAssign)) and p.value is node and _alias_targets(p):
+        return _ALIAS                                     # ``_Base = m.Attn``
     if isinstance(p, (ast.Compare, ast.FormattedValue)):
         return True
     if isinstance(p, ast.Subscript) and p.slice is node:
@@ -419,6 +489,17 @@ def _use(node, methods: set | None, family: set = frozenset()):
     if _in_annotation(node):
         return True
     return None
+
+
+_ALIAS = object()
+
+
+def _alias_targets(st) -> set:
+    """The names an assignment of the class object binds when every target is a plain name."""
+    targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+    if all(isinstance(t, ast.Name) for t in targets):
+        return {t.id for t in targets}
+    return set()
 
 
 def _explicit_base_call(attr: ast.Attribute, family: set) -> bool:
