@@ -17,8 +17,10 @@ comparison, a message, or reading an attribute that is not a name the family's b
 is harmless. Reading one of those names off it (except ``C.m(self, ...)`` in a method of the
 family: the base call, with an instance of the family), or handing the class object on
 (assigned, returned, passed, put in a container) is a place where a method may run
-detached. Reflection is followed where it reads a method in one chain: ``type(x).m``,
-``x.__class__.m``, ``x.m.__func__``. Not followed (docs/sites.md): a class object reached by
+detached; so is a decorator of the tree's own on the class or a method (it receives the
+function), and ``Base = C`` makes ``Base`` a name of the family. Reflection is followed where
+it reads a method in one chain: ``type(x).m``, ``x.__class__.m``, ``x.m.__func__`` (any
+method for ``m.__func__``). Not followed (docs/sites.md): a class object reached by
 reflection and stored first (``k = type(x)``, ``__subclasses__()``, ``__mro__``), or looked up
 by a computed name.
 
