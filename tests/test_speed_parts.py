@@ -704,3 +704,25 @@ def test_the_string_and_comment_spans_are_the_tokenizers():
         assert set(zip(starts, ends)) == want, f
         checked += len(want)
     assert checked > 1000
+
+
+def test_a_plain_store_is_found_without_reading_the_rest_of_the_tree(monkeypatch):
+    """Guards against the class checks running (a parse of every file that may bind the name
+    in a class body: 0.2 s on TE 2.20.2) when a store through no method's first parameter
+    already makes the read unknown, and against the lazy store list differing from the full
+    one."""
+    from analyzer.sites import reach as RC
+    from analyzer.sites.attrstores import StoreIndex
+
+    data = {"a/first.py": b"def f(layer):\n    layer.window_size = (-1, 0)\n",
+            **{f"b/m{i}.py": (f"class C{i}:\n    window_size = 1\n\n    def g(self):\n"
+                              "        self.window_size = 2\n").encode() for i in range(5)}}
+    parses = []
+    real = RC.ast.parse
+    monkeypatch.setattr(RC.ast, "parse", lambda *a, **k: parses.append(1) or real(*a, **k))
+    stores = StoreIndex(RC.TreeIndex(data), data)
+    assert stores.foreign("C0", "window_size") == "a/first.py:2"
+    assert len(parses) == 1, parses
+    lazy = stores._stores_of("window_size")
+    eager = StoreIndex(RC.TreeIndex(data), data)._stores_of("window_size")
+    assert lazy == eager and len(lazy) == 6, lazy

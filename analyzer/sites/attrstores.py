@@ -61,13 +61,16 @@ class StoreIndex:
         return hit
 
     def _foreign_uncached(self, cls_name: str, attr: str) -> str:
+        # a store through no method's first parameter settles it: the files are read only
+        # as far as the first one (the class checks read many more)
+        for path, line, owner in self._stores_iter(attr):
+            if owner is None:
+                return f"{path}:{line}"
         hazard = self.class_hazard(cls_name, attr)
         if hazard:
             return hazard
         others = []
         for path, line, owner in self._stores_of(attr):
-            if owner is None:
-                return f"{path}:{line}"
             if owner == cls_name:
                 continue
             if self._derives(owner, cls_name):
@@ -102,9 +105,30 @@ class StoreIndex:
     # -- stores ----------------------------------------------------------------------
     def _stores_of(self, attr: str) -> list:
         """(path, line, owning class name | None) for every store of ``attr`` in the tree."""
-        hit = self._stores.get(attr)
-        if hit is not None:
-            return hit
+        return list(self._stores_iter(attr))
+
+    def _stores_iter(self, attr: str):
+        """The stores of ``_stores_of`` in order, reading files only as far as the caller
+        goes; what was read is kept for the next caller."""
+        got = self._stores.get(attr)
+        if got is None:
+            got = self._stores[attr] = [[], self._store_files(attr)]
+        i = 0
+        while True:
+            done, more = got
+            while i < len(done):
+                yield done[i]
+                i += 1
+            if more is None:
+                return
+            nxt = next(more, None)
+            if nxt is None:
+                got[1] = None
+            else:
+                done.extend(nxt)
+
+    def _store_files(self, attr: str):
+        """The stores of each file that may store ``attr``, one list per file, in order."""
         needle = attr.encode()
         # any access ``.attr`` (whitespace, a line continuation or a comment may stand between
         # the dot and the name): a store's target need not be followed by ``=`` (``o.attr, x
@@ -113,7 +137,6 @@ class StoreIndex:
         text_pat = re.compile(rb"\.(?:\s|\\\r?\n|#[^\n]*)*" + re.escape(needle)
                               + rb"(?!\w)|setattr\s*\(|__setattr__|__delattr__|__dict__|"
                               rb"\bvars\s*\(")
-        out = []
         for rel in sorted(self.data):
             raw = self.data[rel]
             if needle not in raw or not text_pat.search(raw):
@@ -121,11 +144,9 @@ class StoreIndex:
             info = self.index.by_path.get(rel)
             tree = info.tree if info is not None else None
             if tree is None:
-                out.append((rel, 1, None))     # cannot be read: anything may be set there
+                yield [(rel, 1, None)]     # cannot be read: anything may be set there
                 continue
-            out.extend((rel, line, owner) for line, owner in _stores_in(tree, attr))
-        self._stores[attr] = out
-        return out
+            yield [(rel, line, owner) for line, owner in _stores_in(tree, attr)]
 
     # -- class bodies ------------------------------------------------------------------
     def class_hazard(self, cls_name: str, attr: str, skip=None) -> str:
