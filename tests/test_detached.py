@@ -145,3 +145,15 @@ def test_a_class_bound_to_another_name_is_followed_through_it(tmp_path):
     run = "\n\nBase = Attn\n\n\ndef run(q, k, v):\n    return {call}\n"
     assert _verdict(tmp_path, run.format(call="Base.forward(Legacy(), q, k, v)")) == "unknown"
     assert _verdict(tmp_path, run.format(call="Base().forward(q, k, v)")) == "safe"
+
+
+def test_a_classmethod_running_a_method_on_another_object_is_not_trusted(tmp_path):
+    """Guards against a false safe: the class object a classmethod receives (``cls``) is the
+    class itself; ``cls.forward(Legacy(), ...)`` runs the method on a Legacy. Making an
+    instance with ``cls()`` is harmless."""
+    run = "\n    @classmethod\n    def make(cls, q):\n        return {body}\n"
+    tree = _ATTN.replace("\n\nclass Legacy", run + "\n\nclass Legacy")
+    (tmp_path / "attn.py").write_text(tree.format(body="cls.forward(Legacy(), q, q, q)"))
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
+    (tmp_path / "attn.py").write_text(tree.format(body="cls().forward(q, q, q)"))
+    assert audit_tree(tmp_path, use_cache=False).verdict == "safe"

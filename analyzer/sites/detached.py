@@ -18,7 +18,8 @@ is harmless. Reading one of those names off it (except ``C.m(self, ...)`` in a m
 family: the base call, with an instance of the family), or handing the class object on
 (assigned, returned, passed, put in a container) is a place where a method may run
 detached; so is a decorator of the tree's own on the class or a method (it receives the
-function), and ``Base = C`` makes ``Base`` a name of the family. Reflection is followed where
+function), so is ``cls`` in a classmethod (or ``__new__``, ``__init_subclass__``) of the
+family used the same ways, and ``Base = C`` makes ``Base`` a name of the family. Reflection is followed where
 it reads a method in one chain: ``type(x).m``, ``x.__class__.m``, ``x.m.__func__`` (any
 method for ``m.__func__``). Not followed (docs/sites.md): a class object reached by
 reflection and stored first (``k = type(x)``, ``__subclasses__()``, ``__mro__``), or looked up
@@ -112,6 +113,7 @@ class Detached:
         methods: set = set()
         todo = sorted(seeds)
         done: set = set()
+        uses: list = []
         while todo:
             name = todo.pop()
             if name in done:
@@ -136,17 +138,24 @@ class Detached:
                     local = _tree_decorators(tree, self._top_names())
                     classes = self._classes[rel] = [
                         (k.name, frozenset().union(*(_names(b) for b in k.bases)),
-                         frozenset(_class_bindings(k)), local(k)) for k in _class_defs(tree)]
-                for kname, bases, bound, decorated in classes:
+                         frozenset(_class_bindings(k)), local(k), _cls_uses(k))
+                        for k in _class_defs(tree)]
+                for kname, bases, bound, decorated, cls_uses in classes:
                     if kname == name:
                         methods |= bound
                         if decorated:
                             line, what = decorated
                             return family, methods, f"{rel}:{line} ({what})"
+                        uses.extend((rel, line, use) for line, use in cls_uses)
                     elif name in bases and kname not in family:
                         # a subclass inherits the methods: its class object reaches them too
                         family.add(kname)
                         todo.append(kname)
+        # the class object a classmethod (or ``__new__``, ``__init_subclass__``) receives
+        for rel, line, use in uses:
+            if use is None or use is _ALIAS or isinstance(use, str) and use in methods:
+                what = f"{use} read off cls" if isinstance(use, str) else "cls handed on"
+                return family, methods, f"{rel}:{line} ({what})"
         return family, methods, ""
 
     def _top_names(self) -> frozenset:
@@ -226,6 +235,41 @@ def _tree_decorators(tree: ast.Module, tops: frozenset):
                 return d.lineno, f"decorator {r or ast.unparse(d)} receives {what}"
         return None
     return first
+
+
+_CLASS_FIRST = frozenset({"__new__", "__init_subclass__", "__class_getitem__"})
+
+
+class _Anything:
+    """Every attribute name: ``_use`` then reports any attribute read off the object."""
+
+    def __contains__(self, name) -> bool:
+        return name not in _HARMLESS_DUNDERS
+
+
+def _cls_uses(k: ast.ClassDef) -> list:
+    """(line, use) for each use of the class object a method of ``k`` receives as its first
+    parameter (a classmethod, ``__new__``, ``__init_subclass__``) that is not harmless:
+    ``_use``'s answer (an attribute name, handed on, an alias), read against the family's
+    method names later."""
+    out = []
+    for f in k.body:
+        if not isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if not (f.name in _CLASS_FIRST or any(
+                isinstance(d, ast.Name) and d.id == "classmethod" for d in f.decorator_list)):
+            continue
+        params = f.args.posonlyargs + f.args.args
+        if not params:
+            continue
+        first = params[0].arg
+        for n in _parents(f, None):
+            if isinstance(n, ast.Name) and n.id == first and isinstance(n.ctx, ast.Load):
+                use = _use(n, _Anything())
+                if use is not True:
+                    out.append((n.lineno, use))
+        _UP.clear()
+    return out
 
 
 def _word_at(raw: bytes, needle: bytes):
@@ -446,10 +490,10 @@ def _label(n) -> str:
     return n.id if isinstance(n, ast.Name) else n.attr
 
 
-def _use(node, methods: set | None, family: set = frozenset()):
-    """How the class object ``node`` is used: True when harmlessly; the method's name when
-    one is read off it (``methods`` None: any attribute but a harmless dunder counts, by
-    name); None when it is handed on."""
+def _use(node, methods, family: set = frozenset()):
+    """How the class object ``node`` is used: True when harmlessly; the name when one of
+    ``methods`` is read off it; ``_ALIAS`` when a plain name is bound to it; None when it is
+    handed on."""
     p = parent(node)
     if isinstance(p, ast.Call):
         if p.func is node:
@@ -472,10 +516,8 @@ def _use(node, methods: set | None, family: set = frozenset()):
             return True
         if a in _REFLECTION or a == "__dict__":
             return None                                   # classes or functions handed on
-        if methods is None or a in methods:
-            if methods is not None and _explicit_base_call(p, family):
-                return True
-            return a
+        if a in methods:
+            return True if _explicit_base_call(p, family) else a
         return True
     if isinstance(p, ast.ClassDef) and node in p.bases:
         return True
