@@ -157,3 +157,19 @@ def test_a_classmethod_running_a_method_on_another_object_is_not_trusted(tmp_pat
     assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
     (tmp_path / "attn.py").write_text(tree.format(body="cls().forward(q, q, q)"))
     assert audit_tree(tmp_path, use_cache=False).verdict == "safe"
+
+
+@pytest.mark.parametrize("line", [
+    "k = type(a)\n    return k.forward(Legacy(), q, k, v)",
+    "return (lambda c: c.forward(Legacy(), q, k, v))(type(a))",
+    "k = a.__class__\n    return k.forward(Legacy(), q, k, v)",
+    "return type(a).__mro__[0].forward(Legacy(), q, k, v)",
+    "return [c for c in object.__subclasses__() if c.__name__ == 'Attn'][0]"
+    ".forward(Legacy(), q, k, v)",
+])
+def test_a_class_object_of_an_instance_kept_or_listed_counts_for_every_class(tmp_path, line):
+    """Guards against a false safe: the class of an instance kept in a name, handed to a
+    function, or any class listed by reflection may be the layer's class; its methods may
+    then run on a Legacy."""
+    extra = f"\n\ndef run(q, k, v):\n    a = Attn()\n    {line}\n"
+    assert _verdict(tmp_path, extra) == "unknown"

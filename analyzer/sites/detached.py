@@ -19,11 +19,13 @@ family: the base call, with an instance of the family), or handing the class obj
 (assigned, returned, passed, put in a container) is a place where a method may run
 detached; so is a decorator of the tree's own on the class or a method (it receives the
 function), so is ``cls`` in a classmethod (or ``__new__``, ``__init_subclass__``) of the
-family used the same ways, and ``Base = C`` makes ``Base`` a name of the family. Reflection is followed where
-it reads a method in one chain: ``type(x).m``, ``x.__class__.m``, ``x.m.__func__`` (any
-method for ``m.__func__``). Not followed (docs/sites.md): a class object reached by
-reflection and stored first (``k = type(x)``, ``__subclasses__()``, ``__mro__``), or looked up
-by a computed name.
+family used the same ways, and ``Base = C`` makes ``Base`` a name of the family.
+Reflection is followed where it reads a method in one chain: ``type(x).m``, ``x.__class__.m``, ``x.m.__func__``. For
+every class at once (checked first, once per tree): the class of an instance kept or handed
+on (``k = type(x)``: a name bound to it is followed in its scope), classes listed by
+reflection (``__subclasses__``, ``__mro__``, ``__bases__``, ``mro()``, ``getmembers``), and
+``m.__func__`` off a name. Not followed (docs/sites.md): a class looked up by a computed
+name, or reached through code outside the tree.
 
 The text settles most occurrences (a comment, a longer string, the class statement, a call,
 a non-method attribute, a plain import); a file with any other is read by its syntax tree,
@@ -35,7 +37,6 @@ from __future__ import annotations
 import ast
 import re
 
-
 # calls that only look at a class object
 _LOOKERS = frozenset({"isinstance", "issubclass", "super", "id", "str", "repr", "hash",
                       "print", "format", "type", "callable", "hasattr"})
@@ -46,6 +47,7 @@ _LOOKUPS = frozenset({"getattr", "__getattribute__", "__getattr__", "attrgetter"
 _HARMLESS_DUNDERS = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
 # reflection that yields class objects or plain functions nothing here follows
 _REFLECTION = ("__subclasses__", "__mro__", "mro", "__bases__", "__base__", "__func__")
+_LISTS_OF_CLASSES = frozenset({"__subclasses__", "__mro__", "mro", "__bases__", "__base__"})
 
 
 
@@ -57,10 +59,11 @@ class Detached:
     def __init__(self, stores):
         self.stores = stores                 # attrstores.StoreIndex: the files and trees
         self._memo: dict[str, str] = {}
-        self._generic = None                 # [(path, {words read after type()/__class__})]
+        self._generic = None                 # path -> {words read after type()/__class__}
         self._classes: dict[str, list] = {}   # path -> [(class, base names, bound names)]
         self._chains: dict[str, list] = {}    # path -> [(line, method, what)]
         self._headers: dict[str, list] = {}   # path -> [(class, text of its bases)]
+        self._any = None                      # where any class object may be handed on
 
     def where(self, cls_name: str) -> str:
         hit = self._memo.get(cls_name)
@@ -70,6 +73,13 @@ class Detached:
 
     # -- the family's names ------------------------------------------------------------
     def _where(self, cls_name: str) -> str:
+        # a class object of some instance kept or handed on may be this class: settled once
+        # for every class, before any class's own names are read
+        if self._any is None:
+            self._any = next((f"{rel}:{line} ({what})"
+                              for rel, line, what in self._generic_places(frozenset())), "")
+        if self._any:
+            return self._any
         names = {cls_name}
         while True:
             family, methods, trouble = self._family(names)
@@ -167,18 +177,17 @@ class Detached:
         return got
 
     # -- reflection read in one chain -------------------------------------------------
-    def _generic_places(self, methods: set) -> list:
+    def _generic_places(self, methods: set):
         """``type(x).m``, ``x.__class__.m`` and ``x.m.__func__`` for a name ``m`` in
-        ``methods``: the text finds the candidates (once per tree), the syntax confirms
-        (once per file)."""
+        ``methods``, and class objects of instances kept or handed on (for any class), in
+        file order: the text finds the candidates (once per tree), the syntax confirms (once
+        per file, and only as far as the caller reads)."""
         if self._generic is None:
-            self._generic = []
-            for rel in sorted(self.stores.data):
-                words = _chain_words(self.stores.data[rel])
-                if words:
-                    self._generic.append((rel, words))
-        out = []
-        for rel, words in self._generic:
+            self._generic = {}
+        for rel in sorted(self.stores.data):
+            words = self._generic.get(rel)
+            if words is None:
+                words = self._generic[rel] = _chain_words(self.stores.data[rel])
             if not (words & methods or "*" in words):
                 continue
             found = self._chains.get(rel)
@@ -187,11 +196,11 @@ class Detached:
                 tree = info.bare_tree if info is not None else None
                 found = self._chains[rel] = _chains_in(tree) if tree is not None else None
             if found is None:
-                out.append((rel, 1, "cannot be read"))
+                yield rel, 1, "cannot be read"
                 continue
-            out.extend((rel, line, what) for line, attr, what in found
-                       if attr in methods or attr == "*")
-        return out
+            for line, attr, what in found:
+                if attr in methods or attr == "*":
+                    yield rel, line, what
 
 
 _TRUSTED_DECORATORS = frozenset({"staticmethod", "classmethod", "property", "abstractmethod",
@@ -333,17 +342,31 @@ def _text_harmless(raw: bytes, i: int, n: int, methods: set) -> bool:
 
 
 _TYPE_CALL = re.compile(rb"type[ \t]*\(")
-_CLASS_ATTR = re.compile(rb"__class__\s*\.\s*([A-Za-z_]\w*)")
 _FUNC_BEFORE = re.compile(rb"\.\s*([A-Za-z_]\w*)\s*\.\s*$")
 
 
 def _chain_words(raw: bytes) -> set:
-    """The names read right after ``type(...)`` or ``.__class__``, and before ``.__func__``
-    (a superset: brackets are matched without regard to strings; an unmatched one gives
-    every name, "*"). Each search starts from a literal, so the text is scanned fast."""
+    """The names read right after ``type(...)`` or ``.__class__``, and before ``.__func__``;
+    "*" where such a class object may be kept or handed on (assigned, returned, passed to
+    a call that is not a plain look at it) or a bracket is unmatched. A superset: brackets are
+    matched without regard to strings. Each search starts from a literal, so the text is
+    scanned fast."""
     out = set()
-    if b"__class__" in raw:
-        out |= {m.group(1).decode() for m in _CLASS_ATTR.finditer(raw)}
+    i = raw.find(b"__class__")
+    while i >= 0:
+        j = i + 9
+        a = _ATTR_AFTER.match(raw, j)
+        if a is not None:
+            out.add(a.group(1).decode())
+        else:
+            k = i                                        # the receiver: ``self.a.__class__``
+            while k and (raw[k - 1:k].isalnum() or raw[k - 1:k] in (b"_", b".")):
+                k -= 1
+            if raw[k - 1:k] in (b")", b"]") or _kept(raw, k, j):
+                out.add("*")
+        i = raw.find(b"__class__", j)
+    if _CLASS_LISTS.search(raw):
+        out.add("*")                   # ``C.__subclasses__()``, ``__mro__``, ``getmembers``
     i = raw.find(b"__func__")
     while i >= 0:
         m = _FUNC_BEFORE.search(raw, max(0, i - 200), i)
@@ -351,8 +374,8 @@ def _chain_words(raw: bytes) -> set:
         i = raw.find(b"__func__", i + 8)
     for m in _TYPE_CALL.finditer(raw):
         if m.start() and (raw[m.start() - 1:m.start()].isalnum() or
-                          raw[m.start() - 1:m.start()] == b"_"):
-            continue                                     # ``dtype(``, ``my_type(``
+                          raw[m.start() - 1:m.start()] in (b"_", b".")):
+            continue                                     # ``dtype(``, ``np.type(``
         j = _close(raw, m.end())
         if j < 0:
             out.add("*")
@@ -360,7 +383,48 @@ def _chain_words(raw: bytes) -> set:
         a = _ATTR_AFTER.match(raw, j)
         if a is not None:
             out.add(a.group(1).decode())
+        elif _kept(raw, m.start(), j):
+            out.add("*")
     return out
+
+
+_CLASS_LISTS = re.compile(rb"__subclasses__|__mro__|__bases__|\.mro\s*\(|getmembers")
+_KEEP_BEFORE = re.compile(rb"(?:[^=!<>]=|\breturn|\byield|[\[{:,])\s*$")
+_LOOK_CALL = re.compile(rb"\b(?:" + b"|".join(sorted(x.encode() for x in (
+    "isinstance", "issubclass", "id", "str", "repr", "hash", "print", "format", "callable",
+    "hasattr"))) + rb")\s*\($")
+
+
+def _kept(raw: bytes, start: int, end: int) -> bool:
+    """Does the class object spelled at ``raw[start:end]`` look kept or handed on: after
+    ``=``, ``return``, ``yield``, a bracket, a ``:`` or a ``,``, or as an argument of a call
+    that is not a plain look at it? A comparison, a call (an instance) or a message is not."""
+    after = raw[end:end + 40].lstrip(b" \t")
+    if after[:1] == b"(":
+        return False                                      # an instance is made
+    head = raw[max(0, start - 80):start]
+    if head.rstrip(b" \t").endswith(b"(") or head.rstrip(b" \t").endswith(b","):
+        # an argument: of a look at it (``isinstance(y, type(x))``), or handed on
+        k = _open_call(raw, start)
+        if k >= 0 and _LOOK_CALL.search(raw, max(0, k - 20), k + 1):
+            return False
+        return True
+    return _KEEP_BEFORE.search(head) is not None
+
+
+def _open_call(raw: bytes, start: int) -> int:
+    """The index of the ``(`` whose argument list holds ``start`` (-1 if none is found within
+    a few hundred bytes)."""
+    depth = 0
+    for k in range(start - 1, max(-1, start - 400), -1):
+        c = raw[k]
+        if c == 41:
+            depth += 1
+        elif c == 40:
+            if depth == 0:
+                return k
+            depth -= 1
+    return -1
 
 
 def _close(raw: bytes, j: int) -> int:
@@ -394,19 +458,63 @@ def _headers(raw: bytes) -> list:
 
 
 def _chains_in(tree: ast.Module) -> list:
-    """(line, method, what) for each ``type(x).m``, ``x.__class__.m`` and ``x.m.__func__``."""
+    """(line, method, what) for each ``type(x).m``, ``x.__class__.m`` and ``x.m.__func__``,
+    and ("*": any method) for each ``type(x)`` / ``x.__class__`` kept or handed on (a name
+    bound to it is followed in its own scope)."""
     out = []
-    for n in ast.walk(tree):
-        if not isinstance(n, ast.Attribute):
+    nodes = _parents(tree, None)
+    for n in nodes:
+        if isinstance(n, ast.Attribute) and n.attr in _LISTS_OF_CLASSES or \
+                isinstance(n, (ast.Name, ast.Attribute)) and \
+                (n.id if isinstance(n, ast.Name) else n.attr) == "getmembers":
+            out.append((n.lineno, "*", "classes listed by reflection"))
             continue
-        v = n.value
-        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "type" \
-                and len(v.args) == 1 or isinstance(v, ast.Attribute) and v.attr == "__class__":
-            out.append((n.lineno, n.attr, f"{n.attr} read off the class of an object"))
-        elif n.attr == "__func__":
+        if isinstance(n, ast.Attribute) and n.attr == "__func__":
+            v = n.value
             m = v.attr if isinstance(v, ast.Attribute) else "*"
-            out.append((n.lineno, m, f"the function of a method taken with __func__"))
+            out.append((n.lineno, m, "the function of a method taken with __func__"))
+            continue
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and
+                n.func.id == "type" and len(n.args) == 1 and not n.keywords or
+                isinstance(n, ast.Attribute) and n.attr == "__class__" and
+                isinstance(n.ctx, ast.Load)):
+            continue
+        for line, use in _class_object_uses(n, nodes):
+            if isinstance(use, str):
+                out.append((line, use, f"{use} read off the class of an object"))
+            else:
+                out.append((line, "*", "the class of an object kept or handed on"))
+    _UP.clear()
     return out
+
+
+def _class_object_uses(n, nodes) -> list:
+    """(line, use) for the uses of the class object ``n`` that are not harmless (``_use``
+    with every attribute counted); through a plain name it is bound to, that name's loads
+    in the same scope."""
+    use = _use(n, _Anything())
+    if use is True:
+        return []
+    if use is not _ALIAS:
+        return [(n.lineno, use)]
+    names = _alias_targets(parent(n))
+    scope = _scope_of(n)
+    out = []
+    for x in nodes:
+        if isinstance(x, ast.Name) and x.id in names and isinstance(x.ctx, ast.Load) and \
+                _scope_of(x) is scope:
+            u = _use(x, _Anything())
+            if u is not True:
+                out.append((x.lineno, None if u is _ALIAS else u))
+    return out
+
+
+def _scope_of(n):
+    p = parent(n)
+    while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                               ast.Lambda, ast.Module)):
+        p = parent(p)
+    return p
 
 
 def _names(expr) -> set:
