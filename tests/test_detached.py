@@ -39,6 +39,8 @@ def _verdict(tmp_path, extra: str, files: dict | None = None) -> str:
     # an unrelated class's method calling the method with its own instance ("base call")
     "\n\nclass Other:\n    window_size = (-1, 0)\n\n    def go(self, q):\n"
     "        return Attn.forward(self, q, q, q)\n",
+    # inside an f-string's braces
+    "\n\ndef run(q, k, v):\n    return f'{Attn.forward(Legacy(), q, k, v)}'\n",
     # a subclass's class object used the same way
     "\n\nclass Sub(Attn):\n    pass\n\n\ndef run(q, k, v):\n"
     "    return Sub.forward(Legacy(), q, k, v)\n",
@@ -92,6 +94,8 @@ def test_a_store_by_an_unrelated_class_run_on_the_layer_is_not_trusted(tmp_path)
     (b"# Attn.forward(other)\n", True),                 # a comment
     (b"x = 'the Attn layer'\n", True),                  # inside a longer string
     (b"x = 'Attn'\n", False),                           # the bare name as a string: looked at
+    (b"x = f'{Attn.forward(o)}'\n", False),             # an f-string's braces are code
+    (b"x = rf'{Attn}'\n", False),
     (b"class Attn:\n    pass\n", True),                 # its own class statement
     (b"a = Attn(1)\n", True),                           # an instance made
     (b"n = Attn.__name__\n", True),                     # an attribute that is no method

@@ -317,8 +317,13 @@ def _text_harmless(raw: bytes, i: int, n: int, methods: set) -> bool:
     k = bisect.bisect_right(starts, i) - 1
     if k >= 0 and i < ends[k]:
         span = raw[starts[k]:ends[k]]
-        return span.startswith(b"#") or \
-            span.lstrip(b"rRbBuUfF").strip(b"'\"") != raw[i:i + n]
+        if span.startswith(b"#"):
+            return True
+        # an f-string's braces hold code: its prefix is read back from before the quote
+        prefix = raw[max(0, starts[k] - 2):starts[k]].lower()
+        if b"f" in prefix.lstrip(b"rb") or b"f" in span[:2].lower() and span[:1] not in b"'\"":
+            return False
+        return span.lstrip(b"rRbBuUfF").strip(b"'\"") != raw[i:i + n]
     after = raw[i + n:i + n + 200]
     if _CLASS_BEFORE.search(raw[max(0, i - 40):i]):
         return True
