@@ -177,3 +177,16 @@ def test_a_class_object_of_an_instance_kept_or_listed_counts_for_every_class(tmp
     then run on a Legacy."""
     extra = f"\n\ndef run(q, k, v):\n    a = Attn()\n    {line}\n"
     assert _verdict(tmp_path, extra) == "unknown"
+
+
+def test_a_binding_inside_an_f_string_of_a_class_body_is_seen(tmp_path):
+    """Guards against a false safe: the text checks skipped strings, but an f-string's braces
+    are code. ``f"{(window_size := (-1, 0))}"`` in the class body binds a class attribute that
+    ``self.window_size`` falls back to when ``configure`` never ran."""
+    (tmp_path / "attn.py").write_text(
+        "from flash_attn.cute.interface import flash_attn_func\n\n\nclass Attn:\n"
+        "    label = f\"{(window_size := (-1, 0))}\"\n\n"
+        "    def configure(self):\n        self.window_size = (None, 0)\n\n"
+        "    def forward(self, q, k, v):\n"
+        "        return flash_attn_func(q, k, v, window_size=self.window_size)\n")
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"

@@ -482,12 +482,20 @@ def _string_spans(raw: bytes) -> tuple:
 
 
 def _in_string_or_comment(raw: bytes, i: int) -> bool:
-    """Is byte ``i`` inside a string literal or a comment (a docstring's text binds nothing)?"""
+    """Is byte ``i`` inside a string literal or a comment (a docstring's text binds nothing)?
+    Not inside an f-string: its braces hold code (``f"{(w := (-1, 0))}"`` binds ``w``)."""
     if b"#" not in raw and b"'" not in raw and b'"' not in raw:
         return False
     starts, ends = _string_spans(raw)
     k = bisect.bisect_right(starts, i) - 1
-    return k >= 0 and i < ends[k]
+    return k >= 0 and i < ends[k] and not is_fstring(raw, starts[k])
+
+
+def is_fstring(raw: bytes, start: int) -> bool:
+    """Is the string token starting at ``start`` (its quote) an f-string? Read off the
+    prefix letters before the quote (an over-approximation: ``if"..."`` counts)."""
+    prefix = raw[max(0, start - 2):start].lower()
+    return b"f" in prefix.lstrip(b"rb")
 
 
 _BLOCK_WORDS = (b"if ", b"if(", b"elif ", b"elif(", b"else:", b"else :", b"for ", b"while ",

@@ -309,7 +309,7 @@ def _text_harmless(raw: bytes, i: int, n: int, methods: set) -> bool:
     on: a comment or a string other than the bare name, the ``class`` statement, a call
     (an instance is made), an attribute that is none of the family's names, or an import
     without ``as``? Anything else is read by its syntax tree."""
-    from analyzer.sites.attrstores import _string_spans
+    from analyzer.sites.attrstores import _string_spans, is_fstring
 
     starts, ends = _string_spans(raw)
     import bisect
@@ -319,10 +319,8 @@ def _text_harmless(raw: bytes, i: int, n: int, methods: set) -> bool:
         span = raw[starts[k]:ends[k]]
         if span.startswith(b"#"):
             return True
-        # an f-string's braces hold code: its prefix is read back from before the quote
-        prefix = raw[max(0, starts[k] - 2):starts[k]].lower()
-        if b"f" in prefix.lstrip(b"rb") or b"f" in span[:2].lower() and span[:1] not in b"'\"":
-            return False
+        if is_fstring(raw, starts[k]):
+            return False                                  # its braces hold code
         return span.lstrip(b"rRbBuUfF").strip(b"'\"") != raw[i:i + n]
     after = raw[i + n:i + n + 200]
     if _CLASS_BEFORE.search(raw[max(0, i - 40):i]):
