@@ -80,3 +80,24 @@ def test_a_static_method_read_off_a_class_whose_base_sets_a_metaclass_is_not_pro
         "        return flash_attn_func(q, k, v, causal=True, window_size=Attn.fix(window))\n")
     report = audit_tree(tmp_path, use_cache=False)
     assert report.verdict != "safe"
+
+
+def test_a_method_helper_is_not_run_where_the_method_may_run_on_another_object(tmp_path):
+    """Guards against a false safe: ``window_size=self._fix(w)`` was run as Attn's ``_fix``,
+    but ``Attn.forward(Other(), ...)`` looks ``_fix`` up on an Other, whose ``_fix`` hands
+    TE's (-1, 0) through."""
+    (tmp_path / "attn.py").write_text(
+        "from flash_attn.cute.interface import flash_attn_func\n\n\n"
+        "class Attn:\n    def _fix(self, w):\n"
+        "        return tuple(None if x is not None and x < 0 else x for x in w)\n\n"
+        "    def forward(self, q, k, v, w):\n"
+        "        return flash_attn_func(q, k, v, window_size=self._fix(w))\n\n\n"
+        "class Other:\n    def _fix(self, w):\n        return w\n\n\n"
+        "def run(q, k, v):\n    return {call}\n")
+    text = (tmp_path / "attn.py").read_text()
+    (tmp_path / "attn.py").write_text(text.format(call="Attn.forward(Other(), q, k, v, (-1, 0))"))
+    report = audit_tree(tmp_path, use_cache=False)
+    assert report.verdict == "unknown", report.verdict
+    assert any("may run on another object" in f.message for f in report.findings)
+    (tmp_path / "attn.py").write_text(text.format(call="Attn().forward(q, k, v, (-1, 0))"))
+    assert audit_tree(tmp_path, use_cache=False).verdict == "safe"

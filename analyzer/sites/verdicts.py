@@ -1049,6 +1049,11 @@ class _Enumerator:
         for c in mine:
             what = f"{c.func.value.id}.{c.func.attr}"
             static_only = c.func.value.id != fn.first_param
+            if not static_only:
+                # ``self.fix`` is the class's def only while ``self`` is an instance of it
+                away = stores.detached(cls.ir.name)
+                if away:
+                    return f"{what}: a method of {cls.ir.name} may run on another object ({away})"
             if static_only:
                 # ``Cls.fix`` is looked up through the class's metaclass, which a base may set
                 # (``class Base(metaclass=Meta)``): only a class with no base is read this way
