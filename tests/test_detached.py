@@ -190,3 +190,19 @@ def test_a_binding_inside_an_f_string_of_a_class_body_is_seen(tmp_path):
         "    def forward(self, q, k, v):\n"
         "        return flash_attn_func(q, k, v, window_size=self.window_size)\n")
     assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
+
+
+def test_a_decorator_from_the_tree_is_known_in_a_src_layout(tmp_path):
+    """Guards against a false safe: the tree audited from above its package root
+    (``src/pkg``): ``from pkg.util import deco`` is the tree's own decorator, not an outside
+    one, though no top-level folder is named ``pkg``."""
+    pkg = tmp_path / "src" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "util.py").write_text("def deco(fn):\n    from pkg.attn import Legacy\n"
+                                 "    return lambda self, *a: fn(Legacy(), *a)\n")
+    (pkg / "attn.py").write_text(
+        _ATTN.replace("    def forward", "    @deco\n    def forward").replace(
+            "class Attn:", "from pkg.util import deco\n\n\nclass Attn:")
+        + "\n\ndef run(q, k, v):\n    return Attn().forward(q, k, v)\n")
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"

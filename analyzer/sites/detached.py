@@ -50,7 +50,6 @@ _REFLECTION = ("__subclasses__", "__mro__", "mro", "__bases__", "__base__", "__f
 _LISTS_OF_CLASSES = frozenset({"__subclasses__", "__mro__", "mro", "__bases__", "__base__"})
 
 
-
 class Detached:
     """Answers ``where(cls_name)`` for one tree: "" when no method of the class (or of an
     in-tree subclass) can run with a first argument other than an instance of the family,
@@ -145,7 +144,7 @@ class Detached:
                     tree = info.bare_tree if info is not None else None
                     if tree is None:
                         return family, methods, f"{rel}:1 (cannot be read)"
-                    local = _tree_decorators(tree, self._top_names())
+                    local = _tree_decorators(tree, self._in_tree)
                     classes = self._classes[rel] = [
                         (k.name, frozenset().union(*(_names(b) for b in k.bases)),
                          frozenset(_class_bindings(k)), local(k), _cls_uses(k))
@@ -168,13 +167,14 @@ class Detached:
                 return family, methods, f"{rel}:{line} ({what})"
         return family, methods, ""
 
-    def _top_names(self) -> frozenset:
-        """The top-level module and package names of the tree."""
-        got = self.__dict__.get("_tops")
-        if got is None:
-            got = self._tops = frozenset(rel.split("/")[0].removesuffix(".py")
-                                         for rel in self.stores.data)
-        return got
+    def _in_tree(self, module: str) -> bool:
+        """Is ``module`` (dotted) one of the tree's, or under a top-level name of the tree?"""
+        tops = self.__dict__.get("_tops")
+        if tops is None:
+            tops = self._tops = frozenset(rel.split("/")[0].removesuffix(".py")
+                                          for rel in self.stores.data)
+        return module.split(".")[0] in tops or \
+            self.stores.index.tree_module(module) is not None
 
     # -- reflection read in one chain -------------------------------------------------
     def _generic_places(self, methods: set):
@@ -207,7 +207,7 @@ _TRUSTED_DECORATORS = frozenset({"staticmethod", "classmethod", "property", "abs
                                   "cached_property", "dataclass", "final", "override"})
 
 
-def _tree_decorators(tree: ast.Module, tops: frozenset):
+def _tree_decorators(tree: ast.Module, in_tree):
     """A function giving, for a class statement, the first decorator of the tree's own (on
     the class or on a function of its body) as (line, what), else None: it receives the
     class object or the method's function and may call it with anything. A decorator
@@ -218,9 +218,8 @@ def _tree_decorators(tree: ast.Module, tops: frozenset):
     for st, _ in _statements(tree):
         if isinstance(st, ast.Import):
             outside |= {(a.asname or a.name).split(".")[0] for a in st.names
-                        if a.name.split(".")[0] not in tops}
-        elif isinstance(st, ast.ImportFrom) and not st.level and \
-                (st.module or "").split(".")[0] not in tops:
+                        if not in_tree(a.name)}
+        elif isinstance(st, ast.ImportFrom) and not st.level and not in_tree(st.module or ""):
             outside |= {a.asname or a.name for a in st.names}
 
     def root(d):
