@@ -206,3 +206,35 @@ def test_a_decorator_from_the_tree_is_known_in_a_src_layout(tmp_path):
             "class Attn:", "from pkg.util import deco\n\n\nclass Attn:")
         + "\n\ndef run(q, k, v):\n    return Attn().forward(q, k, v)\n")
     assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
+
+
+@pytest.mark.parametrize("tree", [
+    # self rebound in the method
+    "class Attn:\n    def __init__(self):\n        self.window_size = (None, 0)\n\n"
+    "    def forward(self, q, k, v, other=None):\n        if other is not None:\n"
+    "            self = other\n"
+    "        return flash_attn_func(q, k, v, window_size=self.window_size)\n",
+    # a classmethod's first parameter is the class (its metaclass's attribute)
+    "class Meta(type):\n    window_size = (-1, 0)\n\n\nclass Attn(metaclass=Meta):\n"
+    "    def __init__(self):\n        self.window_size = (None, 0)\n\n    @classmethod\n"
+    "    def forward(self, q, k, v):\n"
+    "        return flash_attn_func(q, k, v, window_size=self.window_size)\n",
+    # a static method's first parameter is whatever the caller passes
+    "class Attn:\n    def __init__(self):\n        self.window_size = (None, 0)\n\n"
+    "    @staticmethod\n    def forward(self, q, k, v):\n"
+    "        return flash_attn_func(q, k, v, window_size=self.window_size)\n",
+    # an autograd-style Function made by hand: its static backward takes any ctx
+    "import types\n\n\nclass Function:\n    pass\n\n\nclass F(Function):\n"
+    "    @staticmethod\n    def forward(ctx, q):\n        ctx.window_size = (None, 0)\n\n"
+    "    @staticmethod\n    def backward(ctx, q):\n"
+    "        return flash_attn_func(q, q, q, window_size=ctx.window_size)\n\n\n"
+    "def run(q):\n    return F().backward(types.SimpleNamespace(window_size=(-1, 0)), q)\n",
+])
+def test_a_first_parameter_that_is_not_the_instance_is_not_trusted(tmp_path, tree):
+    """Guards against false safes: ``self.window_size`` was read off the class's own stores
+    although ``self`` was rebound, was the class (a classmethod), or was whatever the caller
+    passed (a static method, or an autograd-style Function's static method reached through an
+    instance made by hand)."""
+    (tmp_path / "attn.py").write_text(
+        "from flash_attn.cute.interface import flash_attn_func\n\n\n" + tree)
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"

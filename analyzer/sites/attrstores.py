@@ -34,17 +34,18 @@ class StoreIndex:
         self._foreign: dict[tuple, str] = {}
         self._detached = None
 
-    def detached(self, cls_name: str) -> str:
+    def detached(self, cls_name: str, static: bool = False) -> str:
         """Where a method of ``cls_name`` (or of an in-tree subclass) may run with a first
         argument that is not an instance of the family (``detached.Detached``); "" when
-        nowhere."""
+        nowhere. ``static``: the method is static (an autograd ``forward(ctx, ...)``), so an
+        instance of the class is a way to call it with anything too."""
         if self._detached is None:
             from analyzer.sites.detached import Detached
 
             self._detached = Detached(self)
-        return self._detached.where(cls_name)
+        return self._detached.where(cls_name, static)
 
-    def foreign(self, cls_name: str, attr: str) -> str:
+    def foreign(self, cls_name: str, attr: str, static: bool = False) -> str:
         """"" when only ``cls_name``'s own methods (through their first parameter) set
         ``attr`` on its instances; else the first other place (``path:line``). A class of the
         family (the class, an in-tree base or subclass) that binds ``attr`` in its body (a
@@ -54,13 +55,13 @@ class StoreIndex:
         attributes plainly (``torch.nn.Module`` does, for values that are not modules,
         parameters or buffers). Read once per (class, attribute): the verdicts and the
         report ask again."""
-        key = (cls_name, attr)
+        key = (cls_name, attr, static)
         hit = self._foreign.get(key)
         if hit is None:
-            hit = self._foreign[key] = self._foreign_uncached(cls_name, attr)
+            hit = self._foreign[key] = self._foreign_uncached(cls_name, attr, static)
         return hit
 
-    def _foreign_uncached(self, cls_name: str, attr: str) -> str:
+    def _foreign_uncached(self, cls_name: str, attr: str, static: bool) -> str:
         # a store through no method's first parameter settles it: the files are read only
         # as far as the first one (the class checks read many more)
         for path, line, owner in self._stores_iter(attr):
@@ -84,7 +85,7 @@ class StoreIndex:
                 return (f"{path}:{line}, a method of {owner}, which may run on another "
                         f"object: {away}")
         # the reads themselves: self may be another object when a method runs detached
-        away = self.detached(cls_name)
+        away = self.detached(cls_name, static)
         if away:
             return f"a method of {cls_name} may run on another object: {away}"
         return ""

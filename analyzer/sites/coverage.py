@@ -6,8 +6,8 @@ from __future__ import annotations
 from analyzer.sites.bindings import WINDOW_KEYS
 from analyzer.sites.ir import Attr, Either, Lit, Name, Starred, Subscript, TupleExpr
 from analyzer.sites.flow import (Const, DictVal, FAFunc, Fn, ListVal, Opaque, Site, Solver,
-                                 _FnCtx, consistent, expr_label, fn_context,
-                                 reaching_defs)
+                                 _FnCtx, consistent, expr_label, first_param_untrusted,
+                                 fn_context, is_static_method, reaching_defs)
 
 
 class Text:
@@ -114,6 +114,9 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
     if isinstance(expr, Attr) and fn is not None and fn.cls is not None \
             and isinstance(expr.base, Name) and expr.base.id == fn.first_param:
         attr = expr.attr
+        why = first_param_untrusted(fn)
+        if why:
+            return {("unk", f"{fn.first_param}.{attr}: {why}", None)}
         out = set()
         for m in fn.cls.methods.values():
             if m.first_param is None:
@@ -122,7 +125,8 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
                 out |= {(a if a[0] != "unk" else ("unk", f"{a[1]} (via {fn.first_param}.{attr})", a[2]))
                         for a in window_values(solver, m.key, value, side, depth + 1, seen)}
         stores = getattr(solver, "attr_stores", None)
-        elsewhere = stores.foreign(fn.cls.ir.name, attr) if stores is not None \
+        elsewhere = stores.foreign(fn.cls.ir.name, attr, is_static_method(fn)) \
+            if stores is not None \
             else "the tree's text is not available"
         if elsewhere:
             out.add(("unk", f"{fn.first_param}.{attr} may also be set outside "

@@ -64,11 +64,33 @@ class Detached:
         self._headers: dict[str, list] = {}   # path -> [(class, text of its bases)]
         self._any = None                      # where any class object may be handed on
 
-    def where(self, cls_name: str) -> str:
-        hit = self._memo.get(cls_name)
+    def where(self, cls_name: str, static: bool = False) -> str:
+        hit = self._memo.get((cls_name, static))
         if hit is None:
-            hit = self._memo[cls_name] = self._where(cls_name)
+            hit = self._where(cls_name)
+            if not hit and static:
+                hit = self._instances(cls_name)
+            self._memo[(cls_name, static)] = hit
         return hit
+
+    def _instances(self, cls_name: str) -> str:
+        """Where an instance of the family is made (``F()``): a static method read off it is
+        the plain function, called with whatever its caller passes first (an autograd
+        ``Function`` is never made by hand: ``F.apply`` hands ``forward`` its ``ctx``)."""
+        family, _, _ = self._family({cls_name})
+        from analyzer.sites.attrstores import _in_string_or_comment
+
+        for rel in sorted(self.stores.data):
+            raw = self.stores.data[rel]
+            for n in sorted(family):
+                for i in _word_at(raw, n.encode()):
+                    if _CALL_AFTER.match(raw, i + len(n)) and \
+                            not _DEF_BEFORE.search(raw[max(0, i - 40):i]) and \
+                            not _in_string_or_comment(raw, i):
+                        line = raw.count(b"\n", 0, i) + 1
+                        return (f"{rel}:{line} (an instance of {n} is made: its static "
+                                "methods take any first argument through it)")
+        return ""
 
     # -- the family's names ------------------------------------------------------------
     def _where(self, cls_name: str) -> str:
@@ -297,6 +319,7 @@ def _has_word(raw: bytes, needle: bytes) -> bool:
 
 
 _CALL_AFTER = re.compile(rb"[ \t]*\(")
+_DEF_BEFORE = re.compile(rb"\b(?:def|class)[ \t]+$")
 _ATTR_AFTER = re.compile(rb"[ \t]*\.[ \t]*([A-Za-z_]\w*)")
 _AS_AFTER = re.compile(rb"[ \t]+as\b")
 _CLASS_BEFORE = re.compile(rb"\bclass[ \t]+$")

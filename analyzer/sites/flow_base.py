@@ -194,6 +194,43 @@ class Fn:
         return hit
 
 
+def _deco_names(exprs) -> set:
+    """The last names the decorator expressions spell (``staticmethod``, ``torch.no_grad``)."""
+    out = set()
+    for d in exprs or ():
+        while isinstance(d, Call):
+            d = d.func
+        if isinstance(d, Name):
+            out.add(d.id)
+        elif isinstance(d, Attr):
+            out.add(d.attr)
+    return out
+
+
+def first_param_untrusted(fn: "Fn") -> str:
+    """Why ``fn``'s first parameter cannot be read as an instance of its class (or, in an
+    autograd ``Function``'s static ``forward``/``backward``, as the ``ctx`` the class's own
+    methods store on); "" when it can. The class-wide conditions (the method run on another
+    object, stores from elsewhere) are ``attrstores.StoreIndex.foreign``'s."""
+    if fn.cls is None or fn.first_param is None or fn.ir is None:
+        return "not a method"
+    if fn.def_count.get(fn.first_param) != 1:
+        return f"{fn.first_param} is rebound in {fn.qualname}"
+    decos = _deco_names(fn.ir.decorators)
+    if "classmethod" in decos:
+        return f"{fn.first_param} of a classmethod is a class, not an instance"
+    if "staticmethod" in decos:
+        bases = _deco_names(fn.cls.ir.bases)
+        if "Function" not in bases:
+            return (f"{fn.first_param} of a static method is whatever its caller passes "
+                    "(not an autograd Function's ctx)")
+    return ""
+
+
+def is_static_method(fn: "Fn") -> bool:
+    return fn.ir is not None and "staticmethod" in _deco_names(fn.ir.decorators)
+
+
 class Cls:
     def __init__(self, mod: "Mod", ir: ClassIR, qualname: str):
         self.mod = mod
@@ -792,6 +829,8 @@ _BUILTINS = frozenset(dir(__builtins__) if isinstance(__builtins__, dict) is Fal
 
 __all__ = [
     'fn_context',
+    'first_param_untrusted',
+    'is_static_method',
     'container_escapes',
     'module_container_escapes',
     'reaching_defs',

@@ -292,6 +292,10 @@ class Values:
         """``self.x`` / ``ctx.x``: every ``<first param>.x = ...`` in the class's methods (the
         autograd ctx round trip: saved in forward, read in backward)."""
         cls = fn.cls
+        why = first_param_untrusted(fn)
+        if why:
+            return frozenset({(Opaque(f"{fn.first_param}.{attr}: {why}"), EMPTY)})
+        on_ctx = is_static_method(fn)
 
         def compute():
             out = set()
@@ -319,12 +323,12 @@ class Values:
                 out.add((Opaque(f"{fn.first_param}.{attr}"), EMPTY))
             elif known:
                 stores = getattr(self, "attr_stores", None)
-                away = stores.detached(cls.ir.name) if stores is not None else ""
+                away = stores.detached(cls.ir.name, on_ctx) if stores is not None else ""
                 if away:
                     out.add((Opaque(f"{fn.first_param}.{attr}: a method of {cls.ir.name} may "
                                     f"run on another object ({away})"), EMPTY))
             return frozenset(out)
-        return self._memo(("selfattr", cls.key, attr, static), compute)
+        return self._memo(("selfattr", cls.key, attr, static, on_ctx), compute)
 
     def eval_dict(self, ctx, e) -> Vals:
         fn = ctx.fn if getattr(ctx, "fn", None) is not None else ctx.mod.top
