@@ -152,7 +152,7 @@ class Fn:
         self.loop_defined: set[str] = set()
         self.sub_stores: dict[str, list] = {}
         self.attr_stores: dict[tuple, list] = {}   # (base key, attr) -> [(value, guards, pos)]
-        self.updates: dict[str, list] = {}         # name -> [(call, guards)]
+        self.updates: dict[str, list] = {}         # name -> [(update/setdefault call, guards)]
         self.list_ext: dict[str, list] = {}        # name -> [(elements, guards)]
         self.calls: list = []                      # (call, guards, try_typeerror)
         self.returns: list = []                    # (expr, guards)
@@ -457,7 +457,7 @@ def build_module(mod: Mod) -> None:
         for call, guards, _ in fn.calls:
             func = call.func
             if isinstance(func, Attr) and isinstance(func.base, Name):
-                if func.attr == "update":
+                if func.attr in ("update", "setdefault"):
                     fn.updates.setdefault(func.base.id, []).append((call, guards))
                 elif func.attr in ("append", "extend", "insert"):
                     args = [a.value for a in call.args if a.kind == "p"]
@@ -641,6 +641,8 @@ _DICT_METHODS = frozenset({"get", "keys", "values", "items", "copy", "update", "
                            "__contains__", "__getitem__", "__len__", "__iter__"})
 _LIST_METHODS = frozenset({"index", "count", "copy", "append", "extend", "insert",
                            "__contains__", "__getitem__", "__len__", "__iter__"})
+# the modelled methods that change the container: modelled only where called in place
+_MUTATORS = frozenset({"update", "setdefault", "append", "extend", "insert"})
 
 
 def container_escapes(fn: "Fn", name: str) -> tuple[tuple, tuple]:
@@ -782,9 +784,11 @@ def _scan_expr(e, name, d, lst, both) -> None:
         return
     if isinstance(e, Attr):
         if _is(e.base, name):
-            if e.attr not in _DICT_METHODS:
+            # a method read as a value is called where the flow does not look: only the
+            # reading ones are harmless (``put = kw.setdefault`` is not)
+            if e.attr not in _DICT_METHODS or e.attr in _MUTATORS:
                 d.append(f"{name}.{e.attr} is read as a value")
-            if e.attr not in _LIST_METHODS:
+            if e.attr not in _LIST_METHODS or e.attr in _MUTATORS:
                 lst.append(f"{name}.{e.attr} is read as a value")
             return
         _scan_expr(e.base, name, d, lst, both)

@@ -144,7 +144,10 @@ class Values:
                 opaque.add(f"{name}[{expr_label(idx)}] = ... (key not a constant)")
         for call, guards in fn.updates.get(name, []):
             g = fn.guards(guards)
-            e2, o2 = self._dict_from_args(fn, call, "update", g, skip_first=False)
+            if call.func.attr == "setdefault":
+                e2, o2 = self._dict_setdefault(fn, name, call, g)
+            else:
+                e2, o2 = self._dict_from_args(fn, call, "update", g, skip_first=False)
             entries |= e2
             opaque |= o2
         # helpers that get the dict as an argument
@@ -168,6 +171,23 @@ class Values:
                                 ent.via))
                         opaque |= co
         return frozenset(entries), frozenset(opaque)
+
+    def _dict_setdefault(self, fn: Fn, name: str, call, g):
+        """``d.setdefault(key, value)``: ``value`` is one of the values ``key`` may hold
+        afterwards (it is set when the key is missing; ``None`` without a value)."""
+        args = call.args
+        if not args or len(args) > 2 or any(a.kind != "p" for a in args):
+            return frozenset(), frozenset({f"{name}.setdefault(...) with other arguments"})
+        key = args[0].value
+        if not isinstance(key, Lit):
+            return frozenset(), frozenset({f"{name}.setdefault({expr_label(key)}, ...) "
+                                           "(key not a constant)"})
+        if key.value not in WINDOW_KEYS:
+            return frozenset(), frozenset()
+        value, apos = (args[1].value, args[1].pos) if len(args) == 2 else (Lit(value=None),
+                                                                            args[0].pos)
+        site = Site(fn.mod.path, _pt(apos), key.value, "update", fn.key, self.ref(value))
+        return frozenset({WinEntry(site, g, ())}), frozenset()
 
     def _dict_from_args(self, fn: Fn, call, style: str, g, skip_first: bool):
         entries = set()

@@ -274,7 +274,9 @@ case("setdefault", {
     "attn.py": FA + "\n\ndef forward(q, k, v, **kw):\n"
                "    kw.setdefault('window_size', (-1, 0))\n"
                "    return flash_attn_func(q, k, v, causal=True, **kw)\n",
-}, "import attn\nattn.forward(1, 2, 3)\n", "unknown", exhaustive=False)
+}, "import attn\nattn.forward(1, 2, 3)\n", "unsafe", exhaustive=False,
+     why="setdefault gives TE's (-1, 0) when the caller passes no window (was unknown before "
+         "setdefault's value was read)")
 case("setdefault/twin", {
     "attn.py": FA + NORMALISER + "\nflash_attn_func = normalized(flash_attn_func)\n\n\n"
                "def forward(q, k, v, **kw):\n"
@@ -1674,6 +1676,26 @@ case("class_handed_on_then_run_on_another_object", {"m.py": _REGISTERED.format(
 case("class_handed_on_then_run_on_another_object/twin", {"m.py": _REGISTERED.format(
     entry="Attn()", call="REGISTRY['attn'].forward(q, k, v)")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="the dict holds an instance")
+
+# 70. kwargs filled by ``setdefault`` (a key the dict did not have), directly, through a helper,
+# or through the bound method kept in a name. Before, setdefault was taken as modelled but
+# never read: a false "safe". The twin's setdefault gives (None, 0)
+_SETDEFAULT = (FA + "\n\ndef _fill(kw):\n    kw.setdefault('window_size', {w})\n    return kw\n\n\n"
+               "def run(q, k, v):\n    kw = {{'causal': True}}\n    {line}\n"
+               "    return flash_attn_func(q, k, v, **kw)\n")
+case("kwargs_filled_by_setdefault", {"m.py": _SETDEFAULT.format(
+    w="(-1, 0)", line="kw = _fill(kw)")},
+     "import m\nm.run(1, 2, 3)\n", "unsafe", why="setdefault puts TE's (-1, 0) in kw")
+case("kwargs_filled_by_setdefault/twin", {"m.py": _SETDEFAULT.format(
+    w="(None, 0)", line="kw = _fill(kw)")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="setdefault puts (None, 0) in kw")
+case("kwargs_filled_by_a_bound_setdefault", {"m.py": _SETDEFAULT.format(
+    w="(None, 0)", line="put = kw.setdefault\n    put('window_size', (-1, 0))")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="kw.setdefault called through a name: TE's (-1, 0) goes in")
+case("kwargs_filled_by_a_bound_setdefault/twin", {"m.py": _SETDEFAULT.format(
+    w="(None, 0)", line="kw.setdefault('window_size', (None, 0))")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="called in place, with (None, 0)")
 
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
