@@ -41,7 +41,7 @@ from fa4_patch import names as N
 from analyzer.sites.bindings import fa_version_of_module
 from analyzer.sites.cache import write_atomic
 
-SUMMARY_VERSION = 18
+SUMMARY_VERSION = 19
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -1012,9 +1012,12 @@ def _code_run(s: FileSummary, node: ast.Call, consts: dict, parents) -> None:
     except (SyntaxError, ValueError):
         tree = None
     if tree is not None and (_DYNAMIC_RE.search(code) or _runs_code(code)
-                             or "getattr" in code or "spec" in code):
+                             or "getattr" in code or "spec" in code
+                             or _reads_module_names(tree)):
         # constant code that itself loads modules by name or runs code
-        # (``eval("__import__('flash_attn...')")``): read as computed
+        # (``eval("__import__('flash_attn...')")``), or reads the names of the module it
+        # runs in (``eval("flash_attn_func")``, ``eval("fa4.flash_attn_func")``): what it
+        # gives is read as computed
         tree = None
     if tree is None:
         s.dynamic.append(DynamicImport(*where, text, None, True,
@@ -1035,6 +1038,20 @@ def _code_run(s: FileSummary, node: ast.Call, consts: dict, parents) -> None:
             s.dynamic.append(DynamicImport(*where, text, None, True,
                                            "runs code that makes a call which can carry a "
                                            "window", True))
+
+
+def _reads_module_names(tree: ast.AST) -> bool:
+    """Does code read a name other than a builtin (a name of the module it runs in)?"""
+    import builtins
+
+    own = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.arg):
+            own.add(n.arg)                              # a lambda's or def's parameter
+        elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            own.add(n.id)                               # bound by the code itself
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in own
+               and not hasattr(builtins, n.id) for n in ast.walk(tree))
 
 
 def _window_dicts(fn) -> set[str]:

@@ -1697,5 +1697,18 @@ case("kwargs_filled_by_a_bound_setdefault/twin", {"m.py": _SETDEFAULT.format(
     w="(None, 0)", line="kw.setdefault('window_size', (None, 0))")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="called in place, with (None, 0)")
 
+# 71. ``eval`` of constant code that reads a name of the module (``eval("flash_attn_func")``,
+# ``eval("fa4.flash_attn_func")``): the result is FA4. Before, a false "safe" (or "no FA4" when
+# the module was only imported). The twin evaluates a builtin
+_EVAL_NAME = ("import flash_attn.cute.interface as fa4\n\n\ndef run(q, k, v):\n"
+              "    f = {f}\n    return f(q, k, v, causal=True, window_size={w})\n")
+case("eval_reads_a_module_name", {"m.py": _EVAL_NAME.format(
+    f="eval('fa4.flash_attn_func')", w="(-1, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the evaluated code reads fa4.flash_attn_func: FA4 gets TE's (-1, 0)")
+case("eval_reads_a_module_name/twin", {"m.py": _EVAL_NAME.format(
+    f="fa4.flash_attn_func if eval('abs')(-1) else None", w="(None, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="eval reads a builtin; FA4 gets (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
