@@ -238,3 +238,34 @@ def test_a_first_parameter_that_is_not_the_instance_is_not_trusted(tmp_path, tre
     (tmp_path / "attn.py").write_text(
         "from flash_attn.cute.interface import flash_attn_func\n\n\n" + tree)
     assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
+
+
+@pytest.mark.parametrize("lines", [
+    "put = setattr\n    put(a, 'window_size', (-1, 0))",
+    "list(map(setattr, [a], ['window_size'], [(-1, 0)]))",
+    "import operator\n    operator.methodcaller('__setattr__', 'window_size', (-1, 0))(a)",
+    "d = object.__getattribute__(a, '__dict__')\n    d['window_size'] = (-1, 0)",
+    "see = vars\n    see(a).update(window_size=(-1, 0))",
+    "a.__dict__.update({'window_' 'size': (-1, 0)})",
+    "exec('a.window_size = (-1, 0)')",
+    "import copy\n    a = copy.deepcopy(a, {id(a.window_size): (-1, 0)})",
+    "import argparse\n    p = argparse.ArgumentParser()\n"
+    "    p.add_argument('--window_size', type=int, nargs=2)\n"
+    "    p.parse_args(['--window_size', '-1', '0'], namespace=a)",
+])
+def test_an_attribute_set_by_a_name_the_text_does_not_spell_is_seen(tmp_path, lines):
+    """Guards against false safes: each spelling sets ``a.window_size`` to TE's (-1, 0)
+    without a ``.window_size =`` store (setattr or vars handed on, ``__dict__`` reached by
+    name or split over two string literals, exec, deepcopy's memo, argparse's namespace)."""
+    extra = f"\n\ndef run(q, k, v):\n    a = Attn()\n    {lines}\n    return a.forward(q, k, v)\n"
+    assert _verdict(tmp_path, extra) == "unknown"
+
+
+def test_a_namespace_dict_only_read_is_no_store(tmp_path):
+    """Guards against a false alarm: reading ``a.__dict__``/``vars(a)`` (a key, a merge into a
+    new dict, its length, a loop) sets nothing."""
+    extra = ("\n\ndef run(q, k, v):\n    a = Attn()\n"
+             "    n = len(vars(a)) + len(a.__dict__ | {}) + sum(1 for _ in a.__dict__)\n"
+             "    assert 'window_size' in a.__dict__ and a.__dict__.get('x') is None and n\n"
+             "    return a.forward(q, k, v)\n")
+    assert _verdict(tmp_path, extra) == "safe"

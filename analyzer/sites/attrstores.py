@@ -33,12 +33,40 @@ class StoreIndex:
         self._classes: dict[str, list] = {}
         self._foreign: dict[tuple, str] = {}
         self._detached = None
+        self._any_store = None
+
+    def any_store(self) -> str:
+        """The first place in the tree that may set any attribute of an object, by a name the
+        text does not spell (``put = setattr``, ``setattr(o, name, v)``, ``vars(o).update``,
+        ``o.__dict__[...]``, ``"__dict__"`` looked up by name, ``exec``, ``pickle.loads``,
+        ``copy.deepcopy`` with a memo, ``parse_args(namespace=o)``); "" when none. Read once
+        per tree, file by file up to the first."""
+        if self._any_store is None:
+            self._any_store = ""
+            for rel in sorted(self.data):
+                raw = self.data[rel]
+                if not _ANY_STORE_TEXT.search(raw):
+                    continue
+                info = self.index.by_path.get(rel)
+                tree = info.bare_tree if info is not None else None
+                if tree is None:
+                    self._any_store = f"{rel}:1 (cannot be read)"
+                    break
+                got = _any_store_in(tree)
+                if got:
+                    line, what = got
+                    self._any_store = f"{rel}:{line} ({what})"
+                    break
+        return self._any_store
 
     def detached(self, cls_name: str, static: bool = False) -> str:
         """Where a method of ``cls_name`` (or of an in-tree subclass) may run with a first
         argument that is not an instance of the family (``detached.Detached``); "" when
         nowhere. ``static``: the method is static (an autograd ``forward(ctx, ...)``), so an
         instance of the class is a way to call it with anything too."""
+        anywhere = self.any_store()
+        if anywhere:
+            return f"any attribute may be set at {anywhere}"
         if self._detached is None:
             from analyzer.sites.detached import Detached
 
@@ -67,6 +95,9 @@ class StoreIndex:
         for path, line, owner in self._stores_iter(attr):
             if owner is None:
                 return f"{path}:{line}"
+        anywhere = self.any_store()
+        if anywhere:
+            return f"any attribute may be set at {anywhere}"
         hazard = self.class_hazard(cls_name, attr)
         if hazard:
             return hazard
@@ -377,7 +408,10 @@ def _class_defs(tree: ast.AST) -> list:
 
 
 # the hooks that decide what ``instance.attr`` reads or stores, whatever the stores say
-_HOOK_NAMES = ("__setattr__", "__getattribute__", "__getattr__", "__delattr__")
+_HOOK_NAMES = ("__setattr__", "__getattribute__", "__getattr__", "__delattr__",
+               # copy and pickle build an instance's attributes from what these give
+               "__getstate__", "__setstate__", "__reduce__", "__reduce_ex__", "__copy__",
+               "__deepcopy__")
 _HOOK_BYTES = tuple(h.encode() for h in _HOOK_NAMES)
 _HOOK_DEF = re.compile(rb"def[ \t]+(?:" + rb"|".join(_HOOK_BYTES) + rb")\b|(?:"
                        + rb"|".join(_HOOK_BYTES) + rb")[ \t]*=")
@@ -616,12 +650,85 @@ def _stores_in(tree: ast.Module, attr: str):
         elif t is ast.Call and isinstance(n.func, ast.Name) and n.func.id == "vars" \
                 and n.args:
             # vars(o) is o.__dict__: vars(o)[k] = ..., vars(o).update(...), or handed on
-            p = parent(n)
-            if not (isinstance(p, ast.Subscript) and isinstance(p.ctx, ast.Load)) and \
-                    not (isinstance(p, ast.Attribute) and p.attr in ("get", "keys", "items",
-                                                                      "values", "copy")) and \
-                    not isinstance(p, (ast.Compare,)):
+            if not _dict_read(n, parent(n)):
                 yield n.lineno, _owner_of(n.args[0])
+
+
+_ANY_STORE_TEXT = re.compile(rb"setattr|__dict__|vars|exec|compile|namespace|loads?\b|"
+                            rb"deepcopy|update_wrapper|__setstate__")
+_DESERIALISERS = frozenset({"pickle", "cPickle", "marshal", "dill", "cloudpickle", "torch",
+                            "joblib", "shelve", "jsonpickle"})
+_READ_DICT = frozenset({"get", "keys", "values", "items", "copy", "__contains__",
+                        "__getitem__", "__len__", "__iter__"})
+
+
+_READ_CALLS = frozenset({"len", "dict", "list", "tuple", "set", "sorted", "print", "repr",
+                         "str", "iter", "any", "all", "sum", "isinstance"})
+
+
+def _dict_read(node, p) -> bool:
+    """Is the namespace dict ``node`` (``o.__dict__``, ``vars(o)``) only read where it stands
+    (a read method, a subscript read, a comparison, ``|`` into a new dict, a copy, iterated,
+    printed)?"""
+    if isinstance(p, ast.Attribute):
+        return p.attr in _READ_DICT
+    if isinstance(p, ast.Subscript):
+        return isinstance(p.ctx, ast.Load)
+    if isinstance(p, ast.BinOp):
+        return True
+    if isinstance(p, ast.Call):
+        return isinstance(p.func, ast.Name) and p.func.id in _READ_CALLS and node in p.args
+    if isinstance(p, (ast.For, ast.comprehension)):
+        return p.iter is node
+    return isinstance(p, (ast.Compare, ast.FormattedValue))
+
+
+def _any_store_in(tree: ast.Module):
+    """(line, what) for the first statement of one module that may set an attribute of some
+    object by a name not spelled as ``.attr`` (``StoreIndex.any_store``), else None."""
+    from analyzer.sites.detached import _UP, _parents
+
+    try:
+        for n in _parents(tree, None):
+            t = type(n)
+            p = _UP.get(n)
+            if t is ast.Name and n.id in ("setattr", "vars") and isinstance(n.ctx, ast.Load):
+                call = p if isinstance(p, ast.Call) and p.func is n else None
+                if call is None:
+                    return n.lineno, f"{n.id} handed on"
+                if n.id == "setattr" and not (len(call.args) > 1 and isinstance(
+                        call.args[1], ast.Constant) and isinstance(call.args[1].value, str)):
+                    return n.lineno, "setattr with a computed name"
+                if n.id == "vars" and call.args:
+                    up = _UP.get(call)
+                    if not _dict_read(call, up):
+                        return n.lineno, "an object's vars() changed or handed on"
+            elif t is ast.Attribute and n.attr == "__dict__" and isinstance(n.ctx, ast.Load):
+                if not _dict_read(n, p):
+                    return n.lineno, "an object's __dict__ changed or handed on"
+            elif t is ast.Attribute and n.attr == "__dict__":
+                return n.lineno, "an object's __dict__ replaced"
+            elif t is ast.Constant and n.value in ("__dict__", "__setattr__", "__setstate__"):
+                return n.lineno, f"{n.value} looked up by name"
+            elif t is ast.Call:
+                f = n.func
+                name = f.id if isinstance(f, ast.Name) else f.attr \
+                    if isinstance(f, ast.Attribute) else ""
+                owner = f.value.id if isinstance(f, ast.Attribute) and \
+                    isinstance(f.value, ast.Name) else ""
+                if name in ("exec", "compile") and isinstance(f, ast.Name):
+                    return n.lineno, f"{name}() runs code that may set attributes"
+                if name in ("load", "loads") and owner in _DESERIALISERS:
+                    return n.lineno, f"{owner}.{name}() builds objects with any attributes"
+                if name == "deepcopy" and len(n.args) + len(n.keywords) > 1:
+                    return n.lineno, "deepcopy with a memo may put any value in a copy"
+                if name == "update_wrapper":
+                    return n.lineno, "update_wrapper copies attributes"
+                if any(k.arg == "namespace" for k in n.keywords):
+                    return n.lineno, f"{name}(namespace=...) sets attributes by name"
+        return None
+    finally:
+        _UP.clear()
 
 
 def _owner_of(base):
