@@ -269,3 +269,68 @@ def test_a_namespace_dict_only_read_is_no_store(tmp_path):
              "    assert 'window_size' in a.__dict__ and a.__dict__.get('x') is None and n\n"
              "    return a.forward(q, k, v)\n")
     assert _verdict(tmp_path, extra) == "safe"
+
+
+_RUN = "\n\ndef run(q, k, v):\n    return {call}.forward(q, k, v)\n"
+
+
+@pytest.mark.parametrize("tree, call", [
+    # a metaclass puts a property in the class namespace
+    ("class Meta(type):\n    def __new__(m, name, bases, ns):\n"
+     "        ns['window' + '_size'] = property(lambda s: (-1, 0), lambda s, v: None)\n"
+     "        return super().__new__(m, name, bases, ns)\n\n\nclass Attn(metaclass=Meta):\n"
+     "    def __init__(self):\n        self.window_size = (None, 0)\n\n"
+     "    def forward(self, q, k, v):\n"
+     "        return flash_attn_func(q, k, v, window_size=self.window_size)\n", "Attn()"),
+    # a base built by type(...) / namedtuple(...)
+    ("Base = type('Base', (), {'window_size': property(lambda s: (-1, 0), lambda s, v: None)})"
+     "\n\n\nclass Attn(Base):\n    def __init__(self):\n        self.window_size = (None, 0)\n\n"
+     "    def forward(self, q, k, v):\n"
+     "        return flash_attn_func(q, k, v, window_size=self.window_size)\n", "Attn()"),
+    # a sibling base of a subclass: its property comes before Attn's instance dict
+    ("class Attn:\n    def __init__(self):\n        self.window_size = (None, 0)\n\n"
+     "    def forward(self, q, k, v):\n"
+     "        return flash_attn_func(q, k, v, window_size=self.window_size)\n\n\n"
+     "class Evil:\n    window_size = property(lambda s: (-1, 0), lambda s, v: None)\n\n\n"
+     "class Combo(Evil, Attn):\n    pass\n", "Combo()"),
+    # a dataclass field: the generated __init__ stores it
+    ("import dataclasses\n\n\n@dataclasses.dataclass\nclass Attn:\n    window_size: tuple\n\n"
+     "    def reset(self):\n        self.window_size = (None, 0)\n\n"
+     "    def forward(self, q, k, v):\n"
+     "        return flash_attn_func(q, k, v, window_size=self.window_size)\n",
+     "Attn((-1, 0))"),
+    # an outside base that sets attributes from its arguments
+    ("import types\n\n\nclass Attn(types.SimpleNamespace):\n    def reset(self):\n"
+     "        self.window_size = (None, 0)\n\n    def forward(self, q, k, v):\n"
+     "        return flash_attn_func(q, k, v, window_size=self.window_size)\n",
+     "Attn(window_size=(-1, 0))"),
+    # copy builds the attributes from __getstate__
+    ("import copy\n\n\nclass Attn:\n    def __init__(self):\n        self.window_size = (None, 0)\n\n"
+     "    def __getstate__(self):\n        return {'window_size': (-1, 0)}\n\n"
+     "    def forward(self, q, k, v):\n"
+     "        return flash_attn_func(q, k, v, window_size=self.window_size)\n",
+     "copy.copy(Attn())"),
+])
+def test_an_instance_whose_attributes_the_stores_do_not_describe_is_not_trusted(
+        tmp_path, tree, call):
+    """Guards against false safes: a metaclass, a computed base, a subclass's other base, a
+    dataclass field, an outside base that sets attributes, or a pickling hook decides what
+    ``self.window_size`` reads, not the class's own stores."""
+    (tmp_path / "attn.py").write_text("from flash_attn.cute.interface import flash_attn_func\n"
+                                      + tree + _RUN.format(call=call))
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
+
+
+@pytest.mark.parametrize("line", [
+    "fn = inspect.getattr_static(Attn(), 'forward')\n    return fn(Legacy(), q, k, v)",
+    "fn = operator.attrgetter('__func__')(Attn().forward)\n    return fn(Legacy(), q, k, v)",
+    "cls = getattr(sys.modules[__name__], 'At' + 'tn')\n    return cls.forward(Legacy(), q, k, v)",
+    "f = getattr(Attn().forward, '__fu' 'nc__')\n"
+    "    return types.MethodType(f, Legacy())(q, k, v)",
+])
+def test_a_method_reached_by_reflection_by_name_is_not_trusted(tmp_path, line):
+    """Guards against false safes: the method's function taken by ``getattr_static``, by
+    ``attrgetter("__func__")``, by a split string, or the class looked up by a computed name,
+    then run on a Legacy."""
+    extra = f"\nimport inspect, operator, sys, types\n\n\ndef run(q, k, v):\n    {line}\n"
+    assert _verdict(tmp_path, extra) == "unknown"

@@ -34,6 +34,9 @@ class StoreIndex:
         self._foreign: dict[tuple, str] = {}
         self._detached = None
         self._any_store = None
+        self._class_level: dict[str, str] = {}
+        self._desc: dict[str, frozenset] = {}
+        self._metaclasses: dict[str, str] = {}     # class name -> its metaclass, files read
 
     def any_store(self) -> str:
         """The first place in the tree that may set any attribute of an object, by a name the
@@ -59,6 +62,62 @@ class StoreIndex:
                     break
         return self._any_store
 
+    def class_level(self, cls_name: str) -> str:
+        """Where what an instance of ``cls_name`` holds is decided by something the stores do
+        not describe, for every attribute at once: a base computed at run time (``type(...)``,
+        ``namedtuple(...)``, a factory's result), a metaclass other than ``abc.ABCMeta``, or
+        a base from outside the tree that sets attributes itself (anything but ``object``,
+        ``torch.nn.Module``, ``torch.autograd.Function`` and the typing and ``abc``
+        helpers). "" when none."""
+        hit = self._class_level.get(cls_name)
+        if hit is None:
+            hit = self._class_level[cls_name] = self._class_level_uncached(cls_name)
+        return hit
+
+    def _class_level_uncached(self, cls_name: str) -> str:
+        defined = self._defined_classes()
+        seen: set = set()
+        todo = [cls_name]
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            for base in sorted(self._bases_of(n)):
+                if base == _COMPUTED:
+                    return f"a base of {n} is computed at run time"
+                if base in defined:
+                    todo.append(base)
+                elif base not in _PLAIN_OUTSIDE_BASES:
+                    return f"{n} derives from {base}, from outside the tree, which may set " \
+                           "attributes itself"
+            meta = self._metaclasses.get(n)
+            if meta:
+                return f"{n} sets a metaclass ({meta})"
+        return ""
+
+    def _descendants(self, cls_name: str) -> frozenset:
+        """The in-tree subclasses of ``cls_name``, found by the names their bases spell."""
+        got = self._desc.get(cls_name)
+        if got is None:
+            if self._detached is None:
+                from analyzer.sites.detached import Detached
+
+                self._detached = Detached(self)
+            family, _, _ = self._detached._family({cls_name})
+            got = self._desc[cls_name] = frozenset(family - {cls_name})
+        return got
+
+    def _defined_classes(self) -> frozenset:
+        """Every name a ``class`` statement of the tree spells (a superset, from the text)."""
+        got = self.__dict__.get("_defined")
+        if got is None:
+            from analyzer.sites.detached import _HEADER
+
+            got = self._defined = frozenset(m.group(1).decode() for raw in self.data.values()
+                                            for m in _HEADER.finditer(raw))
+        return got
+
     def detached(self, cls_name: str, static: bool = False) -> str:
         """Where a method of ``cls_name`` (or of an in-tree subclass) may run with a first
         argument that is not an instance of the family (``detached.Detached``); "" when
@@ -67,6 +126,9 @@ class StoreIndex:
         anywhere = self.any_store()
         if anywhere:
             return f"any attribute may be set at {anywhere}"
+        level = self.class_level(cls_name)
+        if level:
+            return level
         if self._detached is None:
             from analyzer.sites.detached import Detached
 
@@ -204,7 +266,10 @@ class StoreIndex:
                 if skip is not None and (rel, k.lineno) == skip:
                     continue
                 what = _binds(bound, attr)
-                if what and self._related(k.name, cls_name):
+                if what and (self._related(k.name, cls_name) or any(
+                        self._derives(d, k.name) for d in self._descendants(cls_name))):
+                    # a base of the class, of a subclass (``class C(Other, Attn)`` puts
+                    # Other's property before Attn's instance dict), or a subclass
                     return f"{rel}:{k.lineno} ({k.name} {what})"
         return ""
 
@@ -300,6 +365,14 @@ class StoreIndex:
                         if a.asname and a.name != "*":
                             self._bases.setdefault(a.asname, set()).add(a.name)
                 elif isinstance(st, ast.ClassDef):
+                    for kw in st.keywords:
+                        if kw.arg == "metaclass" and not (
+                                isinstance(kw.value, (ast.Name, ast.Attribute)) and
+                                (kw.value.id if isinstance(kw.value, ast.Name)
+                                 else kw.value.attr) == "ABCMeta"):
+                            self._metaclasses[st.name] = ast.unparse(kw.value)
+                        elif kw.arg is None:
+                            self._metaclasses[st.name] = "**" + ast.unparse(kw.value)
                     # every class of the file, read once; a base named by a function's
                     # parameter or local (a class factory), or by a name the file never
                     # binds (``globals()["Base"] = ...``), can be any class
@@ -307,6 +380,8 @@ class StoreIndex:
                         else set()
                     got = self._bases.setdefault(st.name, set())
                     for base in st.bases:
+                        if isinstance(base, ast.Subscript):
+                            base = base.value        # ``Generic[T]``: the class subscripted
                         if isinstance(base, ast.Name) and base.id not in local and \
                                 _file_binds(tree, base.id):
                             got.add(base.id)
@@ -319,6 +394,10 @@ class StoreIndex:
 
 
 _COMPUTED = "<a base computed at run time>"
+# bases from outside the tree that store and read attributes plainly
+_PLAIN_OUTSIDE_BASES = frozenset({"object", "Module", "Function", "ABC", "Generic", "Protocol",
+                                  "Exception", "BaseException", "RuntimeError", "ValueError",
+                                  "TypeError", "Enum", "IntEnum"})
 _LAST_WORD = re.compile(rb"[A-Za-z_]\w*$")
 _ALIAS_AFTER = re.compile(rb"(?:[ \t\f]|\\\r?\n)*(?:=(?!=)|:)")
 
@@ -582,10 +661,15 @@ def _class_bindings(cls: ast.ClassDef) -> set:
     """Every name ``cls``'s own body binds: what each statement binds where it stands
     (``behaviour.bound_names``: defs, classes, imports, every name an assignment target
     spells) and any name a statement stores below it (under if/try/with/for, a walrus
-    target, a def in a branch). A bare annotation (``x: int``) binds nothing."""
+    target, a def in a branch). A bare annotation (``x: int``) counts: it is a field where a
+    class decorator or base (dataclass, NamedTuple) generates the stores."""
     out = set()
     for st in cls.body:
         if isinstance(st, ast.AnnAssign) and st.value is None:
+            # a field of a dataclass, NamedTuple or the like: its generated ``__init__``
+            # stores it
+            if isinstance(st.target, ast.Name):
+                out.add(st.target.id)
             continue
         out |= bound_names(st)
         if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,

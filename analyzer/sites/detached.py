@@ -391,7 +391,8 @@ def _chain_words(raw: bytes) -> set:
                 out.add("*")
         i = raw.find(b"__class__", j)
     if _CLASS_LISTS.search(raw):
-        out.add("*")                   # ``C.__subclasses__()``, ``__mro__``, ``getmembers``
+        out.add("*")                   # ``C.__subclasses__()``, ``__mro__``, ``getmembers``,
+        #                                ``MethodType``, ``getattr_static``, ``getattr``
     i = raw.find(b"__func__")
     while i >= 0:
         m = _FUNC_BEFORE.search(raw, max(0, i - 200), i)
@@ -413,7 +414,8 @@ def _chain_words(raw: bytes) -> set:
     return out
 
 
-_CLASS_LISTS = re.compile(rb"__subclasses__|__mro__|__bases__|\.mro\s*\(|getmembers")
+_CLASS_LISTS = re.compile(rb"__subclasses__|__mro__|__bases__|\.mro\s*\(|getmembers|MethodType|"
+                          rb"getattr")
 _KEEP_BEFORE = re.compile(rb"(?:[^=!<>]=|\breturn|\byield|[\[{:,])\s*$")
 _LOOK_CALL = re.compile(rb"\b(?:" + b"|".join(sorted(x.encode() for x in (
     "isinstance", "issubclass", "id", "str", "repr", "hash", "print", "format", "callable",
@@ -488,7 +490,24 @@ def _chains_in(tree: ast.Module) -> list:
     bound to it is followed in its own scope)."""
     out = []
     nodes = _parents(tree, None)
+    modules = _module_names(tree)
     for n in nodes:
+        if isinstance(n, ast.Constant) and n.value in ("__func__", "__class__"):
+            out.append((n.lineno, "*", f"{n.value} looked up by name"))
+            continue
+        if isinstance(n, ast.Call):
+            f = n.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
+                else ""
+            if name in ("MethodType", "getattr_static"):
+                out.append((n.lineno, "*", f"{name}() takes a function off a class or binds "
+                                           "it to any object"))
+                continue
+            if name == "getattr" and isinstance(f, ast.Name) and len(n.args) > 1 and \
+                    not isinstance(n.args[1], ast.Constant) and _is_module(n.args[0], modules):
+                out.append((n.lineno, "*", "a module's attribute read by a computed name "
+                                           "(it may be a class)"))
+                continue
         if isinstance(n, ast.Attribute) and n.attr in _LISTS_OF_CLASSES or \
                 isinstance(n, (ast.Name, ast.Attribute)) and \
                 (n.id if isinstance(n, ast.Name) else n.attr) == "getmembers":
@@ -511,6 +530,31 @@ def _chains_in(tree: ast.Module) -> list:
                 out.append((line, "*", "the class of an object kept or handed on"))
     _UP.clear()
     return out
+
+
+def _module_names(tree: ast.Module) -> set:
+    """The names an ``import`` binds in the file (modules, as far as the text shows)."""
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            out |= {(a.asname or a.name).split(".")[0] for a in n.names}
+    return out
+
+
+def _is_module(e, modules: set) -> bool:
+    """Is ``e`` a module or a namespace of one: a name an ``import`` binds, ``sys.modules[...]``
+    (or ``.get``), ``globals()``, ``vars()`` with no argument, or an attribute chain on those?"""
+    while isinstance(e, ast.Attribute):
+        e = e.value
+    if isinstance(e, ast.Name):
+        return e.id in modules
+    if isinstance(e, ast.Subscript) or isinstance(e, ast.Call) and \
+            isinstance(e.func, ast.Attribute) and e.func.attr == "get":
+        base = e.value if isinstance(e, ast.Subscript) else e.func.value
+        return isinstance(base, ast.Attribute) and base.attr == "modules"
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name):
+        return e.func.id in ("globals", "vars") and not e.args
+    return False
 
 
 def _class_object_uses(n, nodes) -> list:
