@@ -239,7 +239,8 @@ class Judge:
         info = self.index.by_path.get(fn.mod.path)
         if info is None:
             return None
-        return self._run_forwarder(f"@decorated {fn.name}", info.name, fn.name, func.id, entry)
+        return self._run_forwarder(f"@decorated {fn.name}", info.name, fn.name, func.id, entry,
+                                   own=_own_signature(fn))
 
     def _lambda_forwarder(self, c) -> BH.ChainResult | None:
         """A call of FA4 in a module-level lambda bound to one name (``fa = lambda *a, **kw:
@@ -267,15 +268,17 @@ class Judge:
         return self._run_forwarder(f"lambda {name}", info.name, name, func.id, entry)
 
     def _run_forwarder(self, label: str, modname: str, name: str, bind: str,
-                       entry: str) -> BH.ChainResult:
+                       entry: str, own=None) -> BH.ChainResult:
         """Run the module-level ``name`` of ``modname`` as a wrapper around FA4's ``entry``
-        (the FA4 name it calls, ``bind``, is the recording stand-in)."""
+        (the FA4 name it calls, ``bind``, is the recording stand-in). ``own``: the decorated
+        function's own (parameters, leading required count) when it names a window parameter:
+        its callers pass the window where its signature takes it, not where FA4's does."""
         mod = self.module_for(modname, {name})
         ext = self.runner.modules[mod]
         if ext.refused:
             return BH.ChainResult("unknown", f"{label}: cannot run its code: {ext.refused}")
         layer = BH.Layer(label, module=mod, template=name, bind=bind, names_window=True)
-        params, req = self.signature(entry)
+        params, req = own if own is not None else self.signature(entry)
         res = self.runner.verify_chains([((layer,), entry, tuple(params), req)])[0]
         return self._keyword_uses_only(res, name, req)
 
@@ -1430,6 +1433,29 @@ def _splat_helpers_proved(judge, solver, c, text) -> dict:
         if ok and values:
             out[id(e)] = func_src
     return out
+
+
+def _own_signature(fn):
+    """(parameter names, leading required count) of a decorated function that takes a window
+    parameter of FA4's names (``window_size``, or ``window_size_left``/``_right``) and
+    ``causal``, and no ``*``/``**`` parameter, else None (it is then run with FA4's own forms).
+    The leading count stops at the first window or ``causal`` parameter."""
+    names = [p.name for p in fn.params if p.kind in ("pos", "kwonly")]
+    keys = {"window_size", "window_size_left", "window_size_right"}
+    if not keys & set(names) or "causal" not in names or \
+            any(p.kind in ("var", "kw") for p in fn.params):
+        return None
+    pos = [p for p in fn.params if p.kind == "pos"]
+    lead = 0
+    for p in pos:
+        if p.name in keys or p.name == "causal" or p.default is not None:
+            break
+        lead += 1
+    if "window_size" in names and not {"window_size_left", "window_size_right"} & set(names):
+        return tuple(names), lead
+    if {"window_size_left", "window_size_right"} <= set(names) and "window_size" not in names:
+        return tuple(names), lead
+    return None
 
 
 def _one_raw_entry(c) -> str | None:

@@ -1710,5 +1710,20 @@ case("eval_reads_a_module_name/twin", {"m.py": _EVAL_NAME.format(
     f="fa4.flash_attn_func if eval('abs')(-1) else None", w="(None, 0)")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="eval reads a builtin; FA4 gets (None, 0)")
 
+# 72. a decorated function of the tree whose own signature takes the window at another
+# position than FA4's, called with the window by position: the decorator normalises keywords
+# only. Before, it was run with FA4's forms only (its positional form did not fit the
+# signature and was skipped): a false "safe". The twin's call passes it by keyword
+_DECORATED_DEF = (FA + NORMALISER + "\n\n@normalized\ndef attn(q, k, v, causal, window_size):\n"
+                  "    return flash_attn_func(q, k, v, causal=causal, window_size=window_size)\n"
+                  "\n\ndef run(q, k, v):\n    return {call}\n")
+case("decorated_def_called_by_position", {"m.py": _DECORATED_DEF.format(
+    call="attn(q, k, v, True, (-1, 0))")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the decorator leaves a positional window alone: FA4 gets TE's (-1, 0)")
+case("decorated_def_called_by_position/twin", {"m.py": _DECORATED_DEF.format(
+    call="attn(q, k, v, causal=True, window_size=(-1, 0))")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="by keyword, the decorator normalises it")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
