@@ -104,7 +104,30 @@ class Values:
                 why = module_container_escapes(owner.mod, name)
                 if why:
                     return f"{owner.mod.path}: {why[0]}"
+                other = "" if v.alloc[0] == "list" and _is_tuple_display(owner.mod, eid) \
+                    else self._named_elsewhere(owner.mod.path, name)
+                if other:
+                    return (f"{name} of {owner.mod.path} is named in {other}, which may "
+                            "change it")
         return ""
+
+    def _named_elsewhere(self, path: str, name: str) -> str:
+        """Another file of the tree that spells ``name`` outside strings and comments (an
+        import of a module-level container, ``m.KW[...] = ...``, ``KW.update(...)`` there):
+        the first one, or "" (also when the tree's text is not at hand)."""
+        stores = getattr(self, "attr_stores", None)
+        if stores is None:
+            return ""
+        memo = self.__dict__.setdefault("_elsewhere", {})
+        key = (path, name)
+        if key not in memo:
+            from analyzer.sites.attrstores import _in_string_or_comment
+            from analyzer.sites.detached import _word_at
+
+            memo[key] = next((rel for rel in sorted(stores.data) if rel != path and any(
+                not _in_string_or_comment(stores.data[rel], i)
+                for i in _word_at(stores.data[rel], name.encode()))), "")
+        return memo[key]
 
     def _module_containers(self, vals) -> Vals:
         why = self.module_container_changed(vals)
@@ -452,6 +475,23 @@ class Values:
             if isinstance(v, FAFunc) or (isinstance(v, DictVal) and v.entries):
                 return True
         return False
+
+
+def _is_tuple_display(mod: Mod, eid: int) -> bool:
+    """Is the expression object ``eid`` bound at ``mod``'s top level a tuple display (which
+    nothing can change in place)?"""
+    memo = mod.__dict__.setdefault("_tuples", None)
+    if memo is None:
+        memo = mod._tuples = set()
+        stack = [mod.ir.body]
+        while stack:
+            body = stack.pop()
+            for st in body:
+                if isinstance(st, Assign) and isinstance(st.value, TupleExpr):
+                    memo.add(id(st.value))
+                elif isinstance(st, If):
+                    stack.extend([st.body, st.orelse])
+    return eid in memo
 
 
 def _top_names_of(mod: Mod, eid: int) -> list:

@@ -1725,5 +1725,17 @@ case("decorated_def_called_by_position/twin", {"m.py": _DECORATED_DEF.format(
     call="attn(q, k, v, causal=True, window_size=(-1, 0))")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="by keyword, the decorator normalises it")
 
+# 73. a module-level kwargs dict changed from another module (``m.KW["window_size"] = ...``,
+# ``from m import KW; KW.update(...)``). Before, only the defining module was read: a false
+# "safe". The twin's other module never names the dict
+_KW_MOD = FA + "\nKW = {'causal': True}\n\n\ndef run(q, k, v):\n    return flash_attn_func(q, k, v, **KW)\n"
+case("module_dict_changed_from_another_module", {
+    "m.py": _KW_MOD, "cfg.py": "from m import KW\n\nKW.update(window_size=(-1, 0))\n"},
+     "import cfg\nimport m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="cfg puts TE's (-1, 0) in m's KW")
+case("module_dict_changed_from_another_module/twin", {
+    "m.py": _KW_MOD, "cfg.py": "import m\n\nRUN = m.run\n"},
+     "import cfg\nimport m\nm.run(1, 2, 3)\n", "safe", why="cfg never names KW")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
