@@ -261,6 +261,14 @@ _OUTSIDE_STATE = frozenset({"time", "random", "os", "sys", "threading", "inspect
                             "importlib", "builtins", "numpy", "torch"})
 
 
+# methods that only read the object they are called on
+_READ_ONLY_METHODS = frozenset({
+    "get", "keys", "values", "items", "copy", "count", "index", "startswith", "endswith",
+    "lower", "upper", "strip", "lstrip", "rstrip", "split", "join", "format", "replace",
+    "__getitem__", "__contains__", "__len__", "__eq__", "__ne__", "__lt__", "__le__",
+    "__gt__", "__ge__", "bit_length", "is_integer", "isdigit", "isinstance"})
+
+
 def _impure(sources: list[str]) -> str:
     """Why a wrapper's behaviour may differ from call to call, or from what its runs show --
     "" when none: state kept between calls (``global``/``nonlocal``, an attribute set, an
@@ -271,6 +279,10 @@ def _impure(sources: list[str]) -> str:
         tree = _syntax(src)[0]
         if tree is None:
             return "its code does not parse"
+        # names the code binds by import (modules and what they hand out: their methods are
+        # functions of the module, not state of an object)
+        modules = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                   if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
         for n in ast.walk(tree):
             if isinstance(n, (ast.Import, ast.ImportFrom)):
                 mods = [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""]
@@ -327,6 +339,21 @@ def _impure(sources: list[str]) -> str:
                                         "discard", "__setitem__", "cache_clear"):
                     return (f"it changes an object it does not own "
                             f"({ast.unparse(n.func)}(...))")
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                        isinstance(n.func.value, ast.Name) and n.func.value.id not in own and \
+                        n.func.value.id not in modules and \
+                        n.func.attr not in _READ_ONLY_METHODS:
+                    # a method of an object kept between calls (``_q.appendleft(1)``,
+                    # ``_once.cache_info()``): it may change it, or read what earlier calls did
+                    return (f"it calls a method of an object it does not own "
+                            f"({ast.unparse(n.func)}(...))")
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
+                        n.func.id in ("next", "setattr", "delattr") and n.args and not (
+                            isinstance(n.args[0], ast.Name) and n.args[0].id in own):
+                    return (f"it changes an object it does not own "
+                            f"({n.func.id}({ast.unparse(n.args[0])}, ...))")
+                if isinstance(n, ast.Attribute) and n.attr == "__class__":
+                    return "it dispatches on the class of a value (.__class__)"
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
                         n.func.id == "type" and len(n.args) == 1:
                     return "it dispatches on exact types (type(...))"

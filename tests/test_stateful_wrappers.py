@@ -1,0 +1,64 @@
+"""Wrappers whose behaviour changes between calls: the sandbox runs a few hundred calls, so a
+wrapper that passes TE's window through on its first call only (or after many calls, or
+when it sees it is not in the sandbox) must be refused by the purity gate, never proved."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.sites import audit_tree
+
+_NORM = '''import functools
+{head}
+
+
+def _bound(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):
+        {body}
+        if kwargs.get("window_size") is not None:
+            left, right = kwargs["window_size"]
+            kwargs["window_size"] = (_bound(left), _bound(right))
+        return fn(*args, **kwargs)
+    return inner
+'''
+_USE = ("from flash_attn.cute.interface import flash_attn_func as _raw\n"
+        "from norm import normalized\n\nflash_attn_func = normalized(_raw)\n\n\n"
+        "def run(q, k, v, window=(-1, 0)):\n"
+        "    return flash_attn_func(q, k, v, causal=True, window_size=window)\n")
+
+
+def _verdict(tmp_path, head: str, body: str) -> str:
+    (tmp_path / "norm.py").write_text(_NORM.format(head=head, body=body))
+    (tmp_path / "m.py").write_text(_USE)
+    return audit_tree(tmp_path, use_cache=False).verdict
+
+
+@pytest.mark.parametrize("head, body", [
+    ("import itertools\n_calls = itertools.count()",
+     "if next(_calls) == 0:\n            return fn(*args, **kwargs)"),
+    ("import itertools\n_calls = itertools.count()",
+     "if next(_calls) > 5000:\n            return fn(*args, **kwargs)"),
+    ("_first = iter([True])", "if next(_first, False):\n            return fn(*args, **kwargs)"),
+    ("import collections\n_q = collections.deque()",
+     "_q.appendleft(1)\n        if len(_q) == 1:\n            return fn(*args, **kwargs)"),
+    ("class _S:\n    warm = False\n\n\n_state = _S()",
+     "if not _state.warm:\n            setattr(_state, 'warm', True)\n"
+     "            return fn(*args, **kwargs)"),
+    ("", "if args and args[0].__class__.__name__ != '_Placeholder':\n"
+         "            return fn(*args, **kwargs)"),
+])
+def test_a_wrapper_with_state_between_calls_is_not_proved(tmp_path, head, body):
+    """Guards against false safes: each wrapper hands FA4 the raw window on some call the
+    sandbox's runs do not make (the first, the 5001st, outside the sandbox)."""
+    assert _verdict(tmp_path, head, body) == "unknown"
+
+
+def test_a_wrapper_reading_only_module_helpers_is_still_proved(tmp_path):
+    """Guards against a false alarm: calling a function of an imported module (``math``) keeps
+    no state: the method rule is for objects kept between calls, not modules."""
+    assert _verdict(tmp_path, "import math", "_ok = math.isfinite(1.0)") == "safe"
