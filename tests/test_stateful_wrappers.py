@@ -62,3 +62,21 @@ def test_a_wrapper_reading_only_module_helpers_is_still_proved(tmp_path):
     """Guards against a false alarm: calling a function of an imported module (``math``) keeps
     no state: the method rule is for objects kept between calls, not modules."""
     assert _verdict(tmp_path, "import math", "_ok = math.isfinite(1.0)") == "safe"
+
+
+@pytest.mark.parametrize("rule, verdict", [
+    # a huge window turned into TE's "unbounded" -1: an empty band on FA4
+    ("None if x is None or x < 0 else (-1 if x >= 100000000000 else x)", "unsafe"),
+    ("None if x is None or x < 0 else (-1 if x > 2147483647 else x)", "unsafe"),
+    # a huge window turned into None: the same band on every sequence FA4 can run
+    ("None if x is None or x < 0 or x > 2147483647 else x", "safe"),
+])
+def test_wrappers_are_run_on_both_sides_of_their_largest_constants(tmp_path, rule, verdict):
+    """Guards against a false safe: constants above 10**9 were left out of the bounds a
+    wrapper is run on, so a wrapper that breaks only above them was proved; and against the
+    matching false alarm: a bound of 2**31 or more and None give one band (FA4 takes 32-bit
+    window sizes; no sequence reaches 2**31)."""
+    (tmp_path / "norm.py").write_text(_NORM.format(head="", body="pass").replace(
+        "return None if x is not None and x < 0 else x", f"return {rule}"))
+    (tmp_path / "m.py").write_text(_USE)
+    assert audit_tree(tmp_path, use_cache=False).verdict == verdict
