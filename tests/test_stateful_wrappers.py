@@ -51,6 +51,8 @@ def _verdict(tmp_path, head: str, body: str) -> str:
      "            return fn(*args, **kwargs)"),
     ("", "if args and args[0].__class__.__name__ != '_Placeholder':\n"
          "            return fn(*args, **kwargs)"),
+    # a flag on a module-level class that other code turns off (``norm.Config.on = False``)
+    ("class Config:\n    on = True", "if not Config.on:\n            return fn(*args, **kwargs)"),
 ])
 def test_a_wrapper_with_state_between_calls_is_not_proved(tmp_path, head, body):
     """Guards against false safes: each wrapper hands FA4 the raw window on some call the

@@ -283,6 +283,15 @@ def _impure(sources: list[str]) -> str:
         # functions of the module, not state of an object)
         modules = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
                    if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+        # module-level names bound to a class or to an object a call made (not a function,
+        # not a constant): their attributes are state other code can set
+        kept = set()
+        for st in tree.body:
+            if isinstance(st, ast.ClassDef):
+                kept.add(st.name)
+            elif isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
+                kept |= {t.id for t in st.targets if isinstance(t, ast.Name)}
+        kept -= modules
         for n in ast.walk(tree):
             if isinstance(n, (ast.Import, ast.ImportFrom)):
                 mods = [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""]
@@ -354,6 +363,13 @@ def _impure(sources: list[str]) -> str:
                             f"({n.func.id}({ast.unparse(n.args[0])}, ...))")
                 if isinstance(n, ast.Attribute) and n.attr == "__class__":
                     return "it dispatches on the class of a value (.__class__)"
+                if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and \
+                        isinstance(n.value, ast.Name) and n.value.id in kept and \
+                        not (n.attr.startswith("__") and n.attr.endswith("__")):
+                    # an attribute of an object made once at module level (``Config.on``):
+                    # code elsewhere may set it between calls
+                    return (f"it reads state kept on an object ({ast.unparse(n)}), which "
+                            "other code may change")
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
                         n.func.id == "type" and len(n.args) == 1:
                     return "it dispatches on exact types (type(...))"
