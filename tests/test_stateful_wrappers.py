@@ -82,3 +82,16 @@ def test_wrappers_are_run_on_both_sides_of_their_largest_constants(tmp_path, rul
         "return None if x is not None and x < 0 else x", f"return {rule}"))
     (tmp_path / "m.py").write_text(_USE)
     assert audit_tree(tmp_path, use_cache=False).verdict == verdict
+
+
+@pytest.mark.parametrize("window", ["(float('-inf'), 0)", "(Width(-1), 0)"])
+def test_a_window_the_tree_makes_outside_the_ints_is_not_covered_by_a_wrapper_proof(
+        tmp_path, window):
+    """Guards against a false safe: a wrapper is proved on ints and None; a float the tree
+    makes (``float("-inf")``) or an instance of its own int subclass whose ``<`` lies passes
+    through an "is it negative" test unchanged."""
+    (tmp_path / "norm.py").write_text(_NORM.format(head="", body="pass"))
+    (tmp_path / "m.py").write_text(_USE.replace("window=(-1, 0)", f"window={window}").replace(
+        "def run(", "class Width(int):\n    def __lt__(self, other):\n        return False\n\n\n"
+        "def run("))
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"

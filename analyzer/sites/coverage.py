@@ -4,7 +4,7 @@ sites, values (``window_values``) and the atoms a site can be. Verdicts are ``ve
 from __future__ import annotations
 
 from analyzer.sites.bindings import WINDOW_KEYS
-from analyzer.sites.ir import Attr, Either, Lit, Name, Starred, Subscript, TupleExpr
+from analyzer.sites.ir import Attr, Call, Either, Lit, Name, Starred, Subscript, TupleExpr
 from analyzer.sites.flow import (Const, DictVal, FAFunc, Fn, ListVal, Opaque, Site, Solver,
                                  _FnCtx, consistent, expr_label, first_param_untrusted,
                                  fn_context, is_static_method, reaching_defs)
@@ -132,7 +132,33 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
             out.add(("unk", f"{fn.first_param}.{attr} may also be set outside "
                             f"{fn.cls.ir.name}'s own methods ({elsewhere})", None))
         return out or {("unk", f"{fn.first_param}.{attr} (never set)", None)}
+    if isinstance(expr, Call) and fn is not None:
+        made = _not_an_int(solver, fn, expr)
+        if made:
+            # a float (``float("-inf")``) or an instance of a class (an int subclass whose
+            # comparisons lie): outside the ints and None every wrapper is proved on
+            return {("unk", f"{expr_label(expr)} is {made}", None, expr_label(expr))}
     return {("unk", expr_label(expr), None)}
+
+
+_NOT_INTS = frozenset({"builtins.float", "builtins.complex", "decimal.Decimal",
+                       "fractions.Fraction", "builtins.str", "builtins.bytes"})
+
+
+def _not_an_int(solver: Solver, fn, call) -> str:
+    """What a call makes when that is certainly not a plain int or None: a float, a
+    complex, a decimal, or an instance of a class of the tree; "" otherwise."""
+    try:
+        vals = solver.eval(fn_context(solver, fn), call.func)
+    except RecursionError:
+        return ""
+    for v, _ in vals:
+        qual = getattr(v, "qual", None)
+        if qual in _NOT_INTS:
+            return f"a {qual.rsplit('.', 1)[-1]}, not an int"
+        if type(v).__name__ == "ClassRef":
+            return "an instance of a class of the tree, not a plain int"
+    return ""
 
 
 def site_line(site) -> int | None:
