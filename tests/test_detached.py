@@ -334,3 +334,39 @@ def test_a_method_reached_by_reflection_by_name_is_not_trusted(tmp_path, line):
     then run on a Legacy."""
     extra = f"\nimport inspect, operator, sys, types\n\n\ndef run(q, k, v):\n    {line}\n"
     assert _verdict(tmp_path, extra) == "unknown"
+
+
+@pytest.mark.parametrize("tail", [
+    "for WS in [(-1, 0)]:\n    pass\n",
+    "import contextlib\nwith contextlib.nullcontext((-1, 0)) as WS:\n    pass\n",
+    "[WS := (-1, 0)]\n",
+    "match (-1, 0):\n    case WS:\n        pass\n",
+    "f.__globals__['WS'] = (-1, 0)\n",
+    "import sys\nsys._getframe().f_globals['WS'] = (-1, 0)\n",
+])
+def test_a_module_name_rebound_by_a_statement_the_sandbox_does_not_run_is_not_proved(
+        tmp_path, tail):
+    """Guards against false safes: the window is a module-level name the sandbox evaluates by
+    running the module's assignments; a for/with target, a walrus, a match capture, or a
+    write through ``__globals__``/``f_globals`` rebinds it to TE's (-1, 0) after them."""
+    (tmp_path / "m.py").write_text(
+        "from flash_attn.cute.interface import flash_attn_func\nWS = (None, 0)\n\n\n"
+        "def f(q, k, v):\n    return flash_attn_func(q, k, v, window_size=WS)\n\n\n" + tail)
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
+
+
+@pytest.mark.parametrize("line", [
+    "if mode == 0: kw['window_size'] = (-1, 0)",
+    "for _ in [0]: kw['window_size'] = (-1, 0)",
+    "match mode:\n        case _: kw['window_size'] = (-1, 0)",
+    "match (-1, 0):\n        case ws: kw['window_size'] = ws",
+])
+def test_a_statement_on_its_headers_line_is_read(tmp_path, line):
+    """Guards against false safes: a statement on the same line as its ``if``/``for``/
+    ``case`` header (a one-line suite) was read as opaque and its store into the kwargs dict
+    was never seen; a ``match`` capture bound nothing."""
+    (tmp_path / "m.py").write_text(
+        "from flash_attn.cute.interface import flash_attn_func\n\n\n"
+        "def forward(q, k, v, mode=0):\n    kw = {'window_size': (None, 0)}\n"
+        f"    {line}\n    return flash_attn_func(q, k, v, **kw)\n")
+    assert audit_tree(tmp_path, use_cache=False).verdict in ("unsafe", "unknown")

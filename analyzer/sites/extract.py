@@ -171,8 +171,15 @@ class _Extractor:
                 self.generic(c.pattern)
                 if c.guard is not None:
                     out.append(ExprStmt(value=self.expr(c.guard)))
-                bodies.append(self.block(c.body, scope))
+                # the names the pattern captures are bound (to parts of the subject the
+                # flow does not follow) before the case body runs
+                caught = [Assign(targets=[Name(id=n)], value=UNKNOWN, pos=None)
+                          for n in _captures(c.pattern)]
+                bodies.append(caught + self.block(c.body, scope))
             out.append(Block(bodies=bodies))
+        elif isinstance(s, cst.BaseSmallStatement):
+            # a statement on its header's line (``if x: kw["w"] = v``, a one-line suite)
+            self.small(s, out, scope)
         else:  # unknown compound statement: keep ordinals exact, treat as opaque block
             self.generic(s)
 
@@ -501,6 +508,28 @@ def _facts(test):
             return lt + rt, ()
         return (), lf + rf
     return (), ()
+
+
+def _captures(pattern) -> list:
+    """The names a ``match`` pattern binds (``case w``, ``case (*w,)``, ``case {"a": w}``,
+    ``case ... as w``, ``**rest``), in order."""
+    out = []
+    for n in _walk_cst(pattern):
+        if isinstance(n, cst.MatchAs) and n.name is not None:
+            out.append(n.name.value)
+        elif isinstance(n, cst.MatchStar) and n.name is not None:
+            out.append(n.name.value)
+        elif isinstance(n, cst.MatchMapping) and n.rest is not None:
+            out.append(n.rest.value)
+    return out
+
+
+def _walk_cst(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(list(n.children)))
 
 
 def _exc_names(e) -> tuple:

@@ -727,6 +727,8 @@ def _scan_uses(stmts, name, d: list, lst: list, strict_defs: bool = False) -> No
         elif isinstance(st, With):
             for item in st.items:
                 _scan_expr(item.expr, name, d, lst, both)
+                if item.target is not None:
+                    _scan_target(item.target, name, d, lst, both)
             _scan_uses(st.body, name, d, lst, strict_defs)
         elif isinstance(st, Block):
             for b in st.bodies:

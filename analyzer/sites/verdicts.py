@@ -785,9 +785,46 @@ def _flow_pairs(solver, site) -> set:
     return out
 
 
-_FRAME_WORDS = (b"f_locals", b"locals(", b"vars(")
+_FRAME_WORDS = (b"f_locals", b"locals(", b"vars(", b"f_globals", b"__globals__")
 # what may be done with ``locals()``/``vars()`` that changes no local and hands none on
 _LOCALS_READS = frozenset({"get", "keys", "items", "values", "copy", "__contains__"})
+
+
+def _bound_otherwise(info, name: str) -> bool:
+    """Does the module bind ``name`` at its top level other than by a plain assignment, a def,
+    a class or an import -- a ``for``/``with`` target, a walrus, a ``match`` capture, an
+    augmented assignment, ``del`` (statements the sandbox's extraction does not run)? True
+    when the module cannot be read."""
+    tree = info.bare_tree if info is not None else None
+    if tree is None:
+        return True
+    from analyzer.sites.attrstores import _statements
+
+    def names(t):
+        return {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+    for st, scopes in _statements(tree):
+        if scopes:
+            continue                    # inside a function: its own scope
+        if isinstance(st, (ast.For, ast.AsyncFor)) and name in names(st.target):
+            return True
+        if isinstance(st, (ast.With, ast.AsyncWith)) and any(
+                it.optional_vars is not None and name in names(it.optional_vars)
+                for it in st.items):
+            return True
+        if isinstance(st, ast.AugAssign) and name in names(st.target):
+            return True
+        if isinstance(st, ast.Delete) and any(name in names(t) for t in st.targets):
+            return True
+        if isinstance(st, ast.Match) and any(
+                isinstance(p, (ast.MatchAs, ast.MatchStar)) and p.name == name or
+                isinstance(p, ast.MatchMapping) and p.rest == name
+                for c in st.cases for p in ast.walk(c.pattern)):
+            return True
+        if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
+                isinstance(n, ast.NamedExpr) and n.target.id == name for n in ast.walk(st)):
+            return True
+    return False
 
 
 def frame_hazards(index) -> list[tuple[str, int, str]]:
@@ -809,6 +846,11 @@ def frame_hazards(index) -> list[tuple[str, int, str]]:
         for n in walk(tree):
             if isinstance(n, ast.Attribute) and n.attr == "f_locals":
                 out.append((rel, n.lineno, "a frame's f_locals"))
+            elif isinstance(n, ast.Attribute) and n.attr in ("f_globals", "__globals__") or \
+                    isinstance(n, ast.Constant) and n.value in ("f_globals", "__globals__"):
+                # a module's namespace reached through a frame or a function: any of its
+                # names may be rebound where no statement of the module shows it
+                out.append((rel, n.lineno, f"a module namespace through {getattr(n, 'attr', None) or n.value}"))
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
                     n.func.id in ("locals", "vars") and not n.args and not n.keywords:
                 p = parent_of(n)
@@ -1256,6 +1298,8 @@ class _Enumerator:
                     return None     # the sandbox would read its module-level statements only
                 if _set_from_outside(self.solver, name, gv, node):
                     return None     # likewise: a store elsewhere is not among them
+                if _bound_otherwise(self.judge.index.by_path.get(fn.mod.path), name):
+                    return None     # a loop/with/match/walrus binding the extraction skips
                 module_level.add(name)
         for meth, names, fdef in roots:
             # what a method run as a function reads from its module: the same checks
