@@ -739,3 +739,35 @@ def test_audit_on_an_unparseable_fa_file_is_error_never_safe(cli, tmp_path, te_t
     assert r.code == 2, (r.out, r.err)
     assert "Traceback" not in r.out + r.err and "internal error" not in r.err
     assert json.loads((out / "audit.json").read_text())["verdict"] == "error"
+
+
+def test_a_vendored_copy_with_one_entry_point_and_the_resolver_is_fa4(tmp_path):
+    """Guards against a false "no FA4": a vendored copy that defines only ``flash_attn_func``
+    beside FA4's ``_resolve_causal_local_window`` (or only a ``_flash_attn_fwd`` taking the
+    split bounds) was not recognised (two entry points were required)."""
+    from analyzer.sites import audit_tree
+
+    pkg = tmp_path / "fa4copy"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "interface.py").write_text(
+        "def _resolve_causal_local_window(causal, window_size_left, window_size_right):\n"
+        "    return causal, window_size_left, window_size_right\n\n\n"
+        "def flash_attn_func(q, k, v, softmax_scale=None, causal=False,\n"
+        "                    window_size=(None, None)):\n    return q\n")
+    (tmp_path / "main.py").write_text(
+        "from fa4copy.interface import flash_attn_func\n\n\ndef run(q, k, v):\n"
+        "    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n")
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unsafe"
+
+
+def test_an_fa4_module_kept_as_a_class_attribute_escapes(tmp_path):
+    """Guards against a false safe: ``class H: mod = fi`` (fi the FA4 module) then
+    ``H.mod.flash_attn_func(..., window_size=(-1, 0))`` was not followed and not reported."""
+    from analyzer.sites import audit_tree
+
+    (tmp_path / "main.py").write_text(
+        "import flash_attn.cute.interface as fi\n\n\nclass H:\n    mod = fi\n\n\n"
+        "def run(q, k, v):\n"
+        "    return H.mod.flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n")
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"

@@ -658,5 +658,9 @@ def _module_use(sc, node, fn, solver, call_at, path) -> str:
     if isinstance(p, (ast.Compare, ast.If, ast.Expr, ast.UnaryOp)):
         return ""
     if isinstance(p, ast.Assign) and all(isinstance(t, ast.Name) for t in p.targets):
+        if p is sc.root and sc.cls is not None:
+            # a class attribute (``class H: mod = fi``): ``H.mod.flash_attn_func`` and
+            # ``self.mod...`` are not followed
+            return "is stored as a class attribute"
         return ""
     return "(the module) is handed on where the pass does not follow it"

@@ -41,7 +41,7 @@ from fa4_patch import names as N
 from analyzer.sites.bindings import fa_version_of_module
 from analyzer.sites.cache import write_atomic
 
-SUMMARY_VERSION = 19
+SUMMARY_VERSION = 20
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -298,7 +298,9 @@ def _is_vendored(tree: ast.Module) -> bool:
     fwd = defs.get("_flash_attn_fwd")
     resolver = N.RESOLVER in defs or (
         fwd is not None and {"window_size_left", "window_size_right"} <= _params(fwd))
-    return entries >= 2 and resolver
+    # one entry point of FA4's with FA4's window parameters, beside FA4's resolver (or a
+    # ``_flash_attn_fwd`` taking the split bounds): FA2/FA3 copies (vLLM's) define neither
+    return entries >= 1 and resolver
 
 
 def _call_carries_window(call: ast.Call) -> bool:
@@ -700,7 +702,7 @@ def summarize(rel: str, source: str, info: "ModuleInfo | None" = None) -> FileSu
         ("_resolve_causal_local_window" in source and "def flash_attn" in source)
     dynamic = (any(n in source for n in _EXPR_NEEDLES) and _DYNAMIC_RE.search(source)) \
         or _runs_code(source) or _mentions_loader(source)
-    needs_tree = (maybe_vendored and len(set(_VENDOR_RE.findall(source))) >= 2) or dynamic
+    needs_tree = (maybe_vendored and len(set(_VENDOR_RE.findall(source))) >= 1) or dynamic
     if needs_tree:
         if info is not None:
             tree = info.tree
