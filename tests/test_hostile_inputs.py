@@ -771,3 +771,21 @@ def test_an_fa4_module_kept_as_a_class_attribute_escapes(tmp_path):
         "def run(q, k, v):\n"
         "    return H.mod.flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n")
     assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
+
+
+@pytest.mark.parametrize("code", [
+    # a module-level call through a name eval gives
+    "from flash_attn.cute.interface import flash_attn_func\nf = eval('flash_attn_func')\n"
+    "f(1, 2, 3, causal=True, window_size=(-1, 0))\n",
+    # exec of constant code that imports FA4 itself and calls it
+    "src = 'from flash_attn.cute import flash_attn_func\\n"
+    "flash_attn_func(1, 2, 3, causal=True, window_size=(-1, 0))\\n'\nexec(src)\n",
+])
+def test_code_run_at_module_level_that_reaches_fa4_is_not_safe(tmp_path, code):
+    """Guards against a false safe / "no FA4": window calls at a module's top level were not
+    looked at for unresolved callees, and exec'd code whose own import binds the name it
+    calls was read as reading a module name (and dropped its import edge)."""
+    from analyzer.sites import audit_tree
+
+    (tmp_path / "main.py").write_text(code)
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"

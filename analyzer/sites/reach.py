@@ -1052,6 +1052,10 @@ def _reads_module_names(tree: ast.AST) -> bool:
             own.add(n.arg)                              # a lambda's or def's parameter
         elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
             own.add(n.id)                               # bound by the code itself
+        elif isinstance(n, ast.alias):
+            own.add((n.asname or n.name).split(".")[0])  # its own imports (read as edges)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(n.name)
     return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in own
                and not hasattr(builtins, n.id) for n in ast.walk(tree))
 
@@ -1112,16 +1116,19 @@ def _blind_calls(tree: ast.Module, source: str, lazy=frozenset(), modname: str =
         for a in node.names:
             top.add((a.asname or a.name).split(".")[0])
     lines = source.splitlines()
-    for fn in walk(tree):
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        seg = "\n".join(lines[fn.lineno - 1:(fn.end_lineno or fn.lineno)])
-        if not any(k in seg for k in N.WINDOW_KEYS):
-            continue
-        local_imports = {(a.asname or a.name).split(".")[0] for n in walk(fn)
+    # every function, and the module's own top-level code (calls outside any def or class)
+    scopes = [(fn, walk(fn)) for fn in walk(tree)
+              if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    scopes.append((tree, _top_level_nodes(tree)))
+    for fn, nodes in scopes:
+        if fn is not tree:
+            seg = "\n".join(lines[fn.lineno - 1:(fn.end_lineno or fn.lineno)])
+            if not any(k in seg for k in N.WINDOW_KEYS):
+                continue
+        local_imports = {(a.asname or a.name).split(".")[0] for n in nodes
                          if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
         wdicts = None
-        for n in walk(fn):
+        for n in nodes:
             if not isinstance(n, ast.Call):
                 continue
             carries = any(k.arg in N.WINDOW_KEYS for k in n.keywords)
@@ -1149,6 +1156,19 @@ def _blind_calls(tree: ast.Module, source: str, lazy=frozenset(), modname: str =
                     isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
                 continue            # self.method(...): a method of the class, followed in-tree
             out.append((n.lineno, n.col_offset + 1, " ".join(ast.unparse(n.func).split())[:60]))
+    return out
+
+
+def _top_level_nodes(tree: ast.Module) -> list:
+    """The nodes of a module's own top-level code: not inside a def, a lambda or a class."""
+    out = []
+    stack = list(reversed(tree.body))
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(n))))
     return out
 
 
