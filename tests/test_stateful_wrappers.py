@@ -95,3 +95,22 @@ def test_a_window_the_tree_makes_outside_the_ints_is_not_covered_by_a_wrapper_pr
         "def run(", "class Width(int):\n    def __lt__(self, other):\n        return False\n\n\n"
         "def run("))
     assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
+
+
+@pytest.mark.parametrize("main", [
+    "import builtins\nbuiltins.min = max\n",
+    "import norm\nnorm.min = max\n",
+    "import norm\nsetattr(norm, 'FL' + 'OOR', -100)\n",
+    "import norm\nvars(norm)['FLOOR'] = -100\n",
+    "import norm\nnorm.__dict__['FLOOR'] = -100\n",
+])
+def test_a_wrapper_whose_module_namespace_is_changed_elsewhere_is_not_proved(tmp_path, main):
+    """Guards against false safes: the sandbox runs the wrapper with its module's own
+    statements and clean builtins; a builtin it calls rebound, or a module name it reads set
+    by a computed name or through the module's namespace dict, is not what it saw."""
+    (tmp_path / "norm.py").write_text(_NORM.format(head="FLOOR = 0", body="pass").replace(
+        "return None if x is not None and x < 0 else x",
+        "return None if x is not None and min(x, FLOOR) < FLOOR else x"))
+    (tmp_path / "m.py").write_text(_USE)
+    (tmp_path / "main.py").write_text(main + "import m\nm.run(1, 2, 3)\n")
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"

@@ -14,6 +14,7 @@ layers (``FAFunc.chain``). Per release:
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from analyzer.sites import behaviour as BH
@@ -84,7 +85,7 @@ class Judge:
         """Where the tree reaches local variables behind the flow's back (``frame_hazards``),
         as a reason every FA4 call carries; "" when nowhere."""
         if self._frames is None:
-            where = frame_hazards(self.index)
+            where = self._frame_list = frame_hazards(self.index)
             self._frames = "" if not where else (
                 f"the tree changes or hands on local variables through "
                 f"{where[0][2]} ({where[0][0]}:{where[0][1]}"
@@ -218,7 +219,22 @@ class Judge:
         key = (v.chain, v.entry.name)
         if key not in self._chain:
             self.chains([v])
-        return self._chain.get(key) or BH.ChainResult("unknown", "not an entry point with a window")
+        res = self._chain.get(key) or BH.ChainResult("unknown", "not an entry point with a window")
+        tamper = self.namespace_hazard()
+        if tamper:
+            # the sandbox runs the wrapper with its module's statements and clean builtins: a
+            # namespace changed elsewhere is not what it saw (no form of it is a proof)
+            res = _not_proved(res, tamper)
+        return res
+
+    def namespace_hazard(self) -> str:
+        """Where the tree writes a module's namespace or a builtin behind its statements'
+        back (``_namespace_write``, found by ``frame_hazards``); "" when nowhere."""
+        if self._frames is None:
+            self.frame_hazard()
+        hits = [w for w in self._frame_list
+                if w[2].startswith(("a module's", "a builtin", "a module namespace"))]
+        return "" if not hits else f"{hits[0][2]} at {hits[0][0]}:{hits[0][1]}"
 
     def normalised(self, v) -> bool:
         return bool(v.chain) and self.chain(v).status == "proved"
@@ -785,9 +801,72 @@ def _flow_pairs(solver, site) -> set:
     return out
 
 
-_FRAME_WORDS = (b"f_locals", b"locals(", b"vars(", b"f_globals", b"__globals__")
+_FRAME_WORDS = (b"f_locals", b"locals(", b"vars(", b"f_globals", b"__globals__", b"globals(",
+                b"builtins", b"setattr", b"__dict__")
 # what may be done with ``locals()``/``vars()`` that changes no local and hands none on
 _LOCALS_READS = frozenset({"get", "keys", "items", "values", "copy", "__contains__"})
+
+
+def _not_proved(res, why: str):
+    """``res`` (a chain's judgement) with every "proved" -- overall and per call-form family
+    -- turned into "unknown" for ``why``."""
+    fams = {k: _not_proved(f, why) for k, f in (getattr(res, "families", None) or {}).items()}
+    if res.status != "proved":
+        return BH.ChainResult(res.status, res.witness, res.counterexample, res.per_release,
+                              res.table, fams, alters=res.alters)
+    return BH.ChainResult("unknown", f"{res.witness}: not a proof: {why}", "",
+                          tuple((r, "unknown", why) for r, _, _ in res.per_release),
+                          res.table, fams, alters=res.alters)
+
+
+_ATTR_STORE = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)[ \t]*\.[ \t]*([A-Za-z_]\w*)[ \t]*=(?!=)")
+
+
+def _stores_a_builtin_name(raw: bytes) -> bool:
+    """Does the text store an attribute named like a builtin on a plain name other than
+    ``self``/``cls``/``ctx`` (``norm.min = max``)? A superset, checked before parsing."""
+    return any(m.group(2).decode() in _BUILTIN_NAMES and
+               m.group(1) not in (b"self", b"cls", b"ctx") for m in _ATTR_STORE.finditer(raw))
+
+
+_BUILTIN_NAMES = frozenset(n for n in dir(__import__("builtins")) if not n.startswith("_"))
+
+
+def _namespace_write(n, modules: set) -> str:
+    """What ``n`` writes into a module's namespace where no statement of that module shows it
+    (so code the sandbox runs -- a wrapper reading its module's names, a builtin -- may see
+    other values), or "": ``setattr(mod, name, v)`` with a computed name, ``vars(mod)[k] =``,
+    ``mod.__dict__[k] =`` / ``.update``, ``globals()[k] =`` / ``.update``, and any store into
+    ``builtins`` or ``mod.<builtin name> = ...`` (``norm.min = max``)."""
+    import builtins
+
+    def is_mod(e):
+        return isinstance(e, ast.Name) and e.id in modules
+
+    def namespace(e):
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name):
+            return e.func.id == "globals" and not e.args or \
+                e.func.id == "vars" and len(e.args) == 1 and is_mod(e.args[0])
+        return isinstance(e, ast.Attribute) and e.attr == "__dict__" and is_mod(e.value)
+
+    if isinstance(n, ast.Call):
+        f = n.func
+        if isinstance(f, ast.Name) and f.id == "setattr" and n.args and is_mod(n.args[0]):
+            key = n.args[1] if len(n.args) > 1 else None
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)) or \
+                    isinstance(n.args[0], ast.Name) and n.args[0].id == "builtins" or \
+                    hasattr(builtins, key.value):
+                return "a module's name set by setattr"
+        if isinstance(f, ast.Attribute) and f.attr in ("update", "setdefault", "__setitem__") \
+                and namespace(f.value):
+            return "a module's namespace changed"
+    if isinstance(n, ast.Subscript) and isinstance(n.ctx, (ast.Store, ast.Del)) and \
+            namespace(n.value):
+        return "a module's namespace changed"
+    if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) and \
+            is_mod(n.value) and (n.value.id == "builtins" or hasattr(builtins, n.attr)):
+        return f"a builtin rebound ({n.value.id}.{n.attr})"
+    return ""
 
 
 def _bound_otherwise(info, name: str) -> bool:
@@ -836,16 +915,20 @@ def frame_hazards(index) -> list[tuple[str, int, str]]:
     out = []
     for rel, info in sorted(index.by_path.items()):
         raw = info.raw
-        if not any(w in raw for w in _FRAME_WORDS):
+        if not any(w in raw for w in _FRAME_WORDS) and not _stores_a_builtin_name(raw):
             continue
         tree = info.tree
         if tree is None:
             if b"f_locals" in raw or b"locals(" in raw:
                 out.append((rel, 1, "code that does not parse"))
             continue
+        modules = {(a.asname or a.name).split(".")[0] for st in walk(tree)
+                   if isinstance(st, ast.Import) for a in st.names} | {"builtins"}
         for n in walk(tree):
             if isinstance(n, ast.Attribute) and n.attr == "f_locals":
                 out.append((rel, n.lineno, "a frame's f_locals"))
+            elif _namespace_write(n, modules):
+                out.append((rel, n.lineno, _namespace_write(n, modules)))
             elif isinstance(n, ast.Attribute) and n.attr in ("f_globals", "__globals__") or \
                     isinstance(n, ast.Constant) and n.value in ("f_globals", "__globals__"):
                 # a module's namespace reached through a frame or a function: any of its
