@@ -114,3 +114,13 @@ def test_a_wrapper_whose_module_namespace_is_changed_elsewhere_is_not_proved(tmp
     (tmp_path / "m.py").write_text(_USE)
     (tmp_path / "main.py").write_text(main + "import m\nm.run(1, 2, 3)\n")
     assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
+
+
+def test_a_wrapper_cannot_tell_the_stand_in_by_its_module(tmp_path):
+    """Guards against a false safe: a wrapper that normalises only when the function it wraps
+    is not FA4's own (``fn.__module__``) told the sandbox's stand-in apart."""
+    (tmp_path / "norm.py").write_text(_NORM.format(
+        head="", body="if fn.__module__ == 'flash_attn.cute.interface':\n"
+                      "            return fn(*args, **kwargs)"))
+    (tmp_path / "m.py").write_text(_USE)
+    assert audit_tree(tmp_path, use_cache=False).verdict != "safe"
