@@ -1125,8 +1125,11 @@ def _blind_calls(tree: ast.Module, source: str, lazy=frozenset(), modname: str =
             seg = "\n".join(lines[fn.lineno - 1:(fn.end_lineno or fn.lineno)])
             if not any(k in seg for k in N.WINDOW_KEYS):
                 continue
-        local_imports = {(a.asname or a.name).split(".")[0] for n in nodes
-                         if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+        # a function's own imports resolve its callees (the module's are ``top``, where a
+        # name a PEP 562 module hands out is left out)
+        local_imports = set() if fn is tree else {
+            (a.asname or a.name).split(".")[0] for n in nodes
+            if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
         wdicts = None
         for n in nodes:
             if not isinstance(n, ast.Call):
@@ -1490,6 +1493,12 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                     o.startswith(d.constant + ".") for o in origins)):
                 # FA4 itself, or a package above it whose result is read further
                 # (``import_module("flash_attn")`` handed to ``attrgetter("cute....")``)
+                dyn_fa4.append((path, d))
+            elif d.constant is not None and d.carries_window and \
+                    tree(d.constant) in reaching:
+                # a module of the tree that reaches FA4, loaded by a constant name (relative
+                # ``import_module(".fa", package="pkg")`` included): the flow does not follow
+                # what the loader returns
                 dyn_fa4.append((path, d))
         for t in s.torch:
             torch.append((path, t))
