@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from analyzer.sites import audit_tree
 from analyzer.sites.prefilter import normalized_identifiers
 
@@ -38,3 +40,25 @@ def test_non_ascii_text_that_names_nothing_is_not_an_error(tmp_path):
 def test_normalised_identifiers_are_reported_with_what_python_reads():
     got = normalized_identifiers("x = 1\n\ufb01le = 2\n".encode())
     assert got == [(2, "\ufb01le", "file")]
+
+
+@pytest.mark.parametrize("cookie, body", [
+    ("# coding: unicode_escape", "from \\\\x66lash_attn.cute import \\\\x66lash_attn_func as f"),
+    ("# -*- coding: utf-7 -*-", "from fla+AHM-h_attn.cute import fla+AHM-h_attn_func as f"),
+])
+def test_a_file_in_an_encoding_that_respells_its_bytes_fails_closed(tmp_path, cookie, body):
+    """Guards against a false "no FA4": a PEP 263 encoding such as unicode_escape or utf-7
+    makes Python read ``flash_attn`` where the bytes never spell it."""
+    from analyzer.sites import audit_tree
+
+    (tmp_path / "m.py").write_text(f"{cookie}\n{body}\nf(1, 2, 3, window_size=(-1, 0))\n")
+    assert audit_tree(tmp_path, use_cache=False).verdict == "error"
+
+
+def test_a_plain_encoding_cookie_is_read_as_usual(tmp_path):
+    """Guards against a false error: utf-8 and latin-1 cookies spell what the bytes say."""
+    from analyzer.sites import audit_tree
+
+    (tmp_path / "m.py").write_text("# -*- coding: utf-8 -*-\nX = 1\n")
+    (tmp_path / "n.py").write_text("# vim: set fileencoding=latin-1 :\nY = 2\n")
+    assert audit_tree(tmp_path, use_cache=False).verdict == "no-fa4"

@@ -125,6 +125,13 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     # Python reads some non-ASCII identifiers as ASCII names (``ｆlash_attn``): the byte
     # scans of the pass cannot follow them -- an error, never a silent skip
     for rel in sorted(data):
+        codec = prefilter.foreign_encoding(data[rel])
+        if codec:
+            failures.append(Finding(
+                R.UNPARSEABLE.code, R.UNPARSEABLE.name,
+                f"{rel}:1: the file declares the source encoding {codec!r}, which Python "
+                "decodes into other text than its bytes spell; the pass reads the bytes, so "
+                "it cannot say what this file reaches", rel, 1, 0, (), "failure"))
         odd = prefilter.normalized_identifiers(data[rel])
         if odd:
             line, spelled_as, read = odd[0]

@@ -100,3 +100,22 @@ def normalized_identifiers(data: bytes) -> list[tuple[int, str, str]]:
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return [(1, "?", "?")]      # cannot be read: the caller fails closed
     return out
+
+
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_PLAIN_CODECS = frozenset({"utf-8", "utf8", "utf_8", "u8", "ascii", "us-ascii", "latin-1",
+                           "latin1", "iso-8859-1", "iso8859-1", "iso_8859_1", "l1", "cp1252",
+                           "utf-8-sig"})
+
+
+def foreign_encoding(data: bytes) -> str:
+    """The source encoding a file declares (PEP 263, first two lines) when Python would decode
+    it into other text than its bytes spell (``unicode_escape``, ``utf-7``: ``\\x66lash_attn``
+    is ``flash_attn``), else "". The pass reads bytes; such a file cannot be read."""
+    for line in data.split(b"\n", 2)[:2]:
+        m = _CODING.match(line)
+        if m is not None:
+            name = m.group(1).decode("ascii", "replace").lower().replace("_", "-")
+            return "" if name in _PLAIN_CODECS or name.replace("-", "_") in _PLAIN_CODECS \
+                else name
+    return ""
