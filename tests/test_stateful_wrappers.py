@@ -124,3 +124,43 @@ def test_a_wrapper_cannot_tell_the_stand_in_by_its_module(tmp_path):
                       "            return fn(*args, **kwargs)"))
     (tmp_path / "m.py").write_text(_USE)
     assert audit_tree(tmp_path, use_cache=False).verdict != "safe"
+
+
+@pytest.mark.parametrize("main", [
+    "from norm import _CFG as c\nc['on'] = False\n",
+    "import operator\nimport norm\noperator.setitem(norm._CFG, 'on', False)\n",
+    "import norm\nfor norm._CFG['on'] in [False]:\n    pass\n",
+])
+def test_a_wrapper_reading_a_container_another_file_changes_is_not_proved(tmp_path, main):
+    """Guards against false safes: the normaliser's switch lives in a module-level dict that
+    another file turns off (through an import alias, operator.setitem, a for-target); the
+    sandbox ran the module's own statements only."""
+    (tmp_path / "norm.py").write_text(_NORM.format(head="_CFG = {'on': True}", body="pass").replace(
+        "return None if x is not None and x < 0 else x",
+        "return None if x is not None and x < 0 and _CFG['on'] else x"))
+    (tmp_path / "m.py").write_text(_USE)
+    (tmp_path / "main.py").write_text(main + "import m\nm.run(1, 2, 3)\n")
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
+
+
+@pytest.mark.parametrize("text, changes", [
+    (b"from norm import _CFG as c\n", True),
+    (b"m._CFG['window_size'] = (-1, 0)\n", True),
+    (b"_CFG.update(a=1)\n", True),
+    (b"operator.setitem(norm._CFG, 'on', False)\n", True),
+    (b"for norm._CFG['on'] in [False]:\n", True),
+    (b"c = norm._CFG\n", True),
+    (b"x = _CFG['window']\n", False),
+    (b"y = _CFG.get('a')\n", False),
+    (b"print(_CFG)\n", False),
+    (b"from m import _CFG\n", False),
+    (b"return dict(_CFG)\n", False),
+])
+def test_a_mention_of_a_container_in_another_file_is_read_as_a_change_only_where_it_can_be(
+        text, changes):
+    """Guards both ways: a store, a mutating method, an alias or a call's argument may change
+    the container (the sandbox would not see it); a read, a copy or a plain import does not
+    (a false alarm on every tree that reads a config dict from another module)."""
+    from analyzer.sites.detached import mutating_mention
+
+    assert mutating_mention(text, text.index(b"_CFG"), 4) is changes

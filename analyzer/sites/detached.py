@@ -772,3 +772,61 @@ def _looked_up(const) -> bool:
             else ""
         return name in _LOOKUPS
     return isinstance(p, ast.Subscript) and p.slice is const
+
+
+_MUTATING = frozenset({"update", "setdefault", "pop", "popitem", "clear", "append", "extend",
+                       "insert", "remove", "discard", "add", "__setitem__", "__delitem__",
+                       "__ior__", "sort", "reverse"})
+_READING_CALLS = re.compile(rb"(?:\b(?:dict|list|tuple|set|len|print|repr|str|sorted|iter|"
+                            rb"isinstance|copy|deepcopy|any|all|sum|json\.dumps))[ \t]*\($")
+
+
+_DOTTED_TAIL = re.compile(rb"(?:[A-Za-z_]\w*[ \t]*\.[ \t]*)+$")
+
+
+def mutating_mention(raw: bytes, i: int, n: int) -> bool:
+    """Can the name at ``raw[i:i+n]`` (a module-level container another file names) change it
+    there? Read off the text, erring towards yes: a subscript store or ``del``, a mutating
+    method, an augmented assignment, a ``for``/``with`` target, an alias (``c = m.KW``,
+    ``import ... as c``), or an argument of a call that is not a plain read. A subscript
+    read, a reading method or a comparison is not."""
+    after = raw[i + n:i + n + 200]
+    line_start = raw.rfind(b"\n", 0, i) + 1
+    head = raw[line_start:i]
+    stripped = head.lstrip()
+    if stripped.startswith((b"for ", b"async for ", b"with ", b"del ")):
+        return True
+    if stripped.startswith((b"from ", b"import ")):
+        return _AS_AFTER.match(after) is not None
+    m = _ATTR_AFTER.match(after)
+    if m is not None:
+        word = m.group(1).decode()
+        return word in _MUTATING
+    a = after.lstrip(b" \t")
+    if a[:1] == b"[":
+        j = _close_square(after, after.index(b"[") + 1)
+        rest = after[j:].lstrip(b" \t") if j >= 0 else b"="
+        return rest[:1] == b"=" and rest[:2] != b"==" or rest[:2] in (b"+=", b"-=", b"|=")
+    if a[:2] in (b"|=", b"+=", b"-=", b"&=") or a[:3] in (b"<<=", b">>="):
+        return True
+    before = _DOTTED_TAIL.sub(b"", head).rstrip(b" \t")      # ``norm._CFG``: from ``norm``
+    if before.endswith(b"=") and not before.endswith((b"==", b"!=", b"<=", b">=")):
+        return a[:1] in (b"", b"\n", b";", b"#", b")") or a[:1].isspace()
+    if before.endswith((b"(", b",")):
+        k = raw.rfind(b"(", 0, i)
+        return not (k >= 0 and _READING_CALLS.search(raw, max(0, k - 40), k + 1))
+    return False
+
+
+def _close_square(raw: bytes, j: int) -> int:
+    depth = 1
+    while j < len(raw):
+        c = raw[j:j + 1]
+        if c == b"[":
+            depth += 1
+        elif c == b"]":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    return -1

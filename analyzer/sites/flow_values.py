@@ -112,9 +112,9 @@ class Values:
         return ""
 
     def _named_elsewhere(self, path: str, name: str) -> str:
-        """Another file of the tree that spells ``name`` outside strings and comments (an
-        import of a module-level container, ``m.KW[...] = ...``, ``KW.update(...)`` there):
-        the first one, or "" (also when the tree's text is not at hand)."""
+        """Another file of the tree that names ``name`` where it may change it
+        (``detached.mutating_mention``: ``m.KW[...] = ...``, ``KW.update(...)``, an alias, a
+        call's argument): the first one, or "" (also when the tree's text is not at hand)."""
         stores = getattr(self, "attr_stores", None)
         if stores is None:
             return ""
@@ -122,10 +122,11 @@ class Values:
         key = (path, name)
         if key not in memo:
             from analyzer.sites.attrstores import _in_string_or_comment
-            from analyzer.sites.detached import _word_at
+            from analyzer.sites.detached import _word_at, mutating_mention
 
             memo[key] = next((rel for rel in sorted(stores.data) if rel != path and any(
                 not _in_string_or_comment(stores.data[rel], i)
+                and mutating_mention(stores.data[rel], i, len(name))
                 for i in _word_at(stores.data[rel], name.encode()))), "")
         return memo[key]
 

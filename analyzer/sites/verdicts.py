@@ -118,9 +118,46 @@ class Judge:
                 except BH.Refused as exc:
                     refused = str(exc)
                     break
+        if not refused:
+            refused = self._state_changed_elsewhere(modname, srcs)
         self.runner.modules[name] = BH.ExtractedModule(name, srcs, list(opaque), refused)
         self._ext_keys[key] = name
         return name
+
+    def _state_changed_elsewhere(self, modname: str, srcs) -> str:
+        """A container the extracted code makes at its top level (``_CFG = {...}``, a list, an
+        object a call makes) that another file of the tree names: that file may change it
+        (``from norm import _CFG as c; c["on"] = False``, ``operator.setitem(norm._CFG,
+        ...)``) after the module's own statements, which are all the sandbox runs. "" when
+        none."""
+        from analyzer.sites.attrstores import _in_string_or_comment
+        from analyzer.sites.detached import _word_at, mutating_mention
+
+        info = self.index.modules.get(modname)
+        own = info.path if info is not None else None
+        kept = set()
+        for src in srcs:
+            try:
+                tree = ast.parse(src)
+            except (SyntaxError, ValueError):
+                continue
+            for st in tree.body:
+                v = getattr(st, "value", None)
+                if isinstance(st, (ast.Assign, ast.AnnAssign)) and (
+                        isinstance(v, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp))
+                        or isinstance(v, ast.Call) and _callee_name(v) in _MUTABLE_MAKERS):
+                    targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                    kept |= {t.id for t in targets if isinstance(t, ast.Name)}
+        for name in sorted(kept):
+            for rel in sorted(self.index.by_path):
+                if rel == own:
+                    continue
+                raw = self.index.by_path[rel].raw
+                if any(not _in_string_or_comment(raw, i) and mutating_mention(raw, i, len(name))
+                       for i in _word_at(raw, name.encode())):
+                    return (f"{name}, kept at the top of its module, is named in {rel}, which "
+                            "may change it after the module's statements ran")
+        return ""
 
     def _call_node(self, path: str, line: int, col: int) -> tuple[ast.Call | None, str]:
         info = self.index.by_path.get(path)
@@ -805,6 +842,15 @@ _FRAME_WORDS = (b"f_locals", b"locals(", b"vars(", b"f_globals", b"__globals__",
                 b"builtins", b"setattr", b"__dict__")
 # what may be done with ``locals()``/``vars()`` that changes no local and hands none on
 _LOCALS_READS = frozenset({"get", "keys", "items", "values", "copy", "__contains__"})
+
+
+_MUTABLE_MAKERS = frozenset({"dict", "list", "set", "defaultdict", "OrderedDict", "deque",
+                             "Counter", "SimpleNamespace", "ChainMap", "bytearray"})
+
+
+def _callee_name(call: ast.Call) -> str:
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
 
 
 def _not_proved(res, why: str):
