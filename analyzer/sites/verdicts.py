@@ -838,10 +838,45 @@ def _flow_pairs(solver, site) -> set:
     return out
 
 
-_FRAME_WORDS = (b"f_locals", b"locals(", b"vars(", b"f_globals", b"__globals__", b"globals(",
-                b"builtins", b"setattr", b"__dict__")
-# what may be done with ``locals()``/``vars()`` that changes no local and hands none on
-_LOCALS_READS = frozenset({"get", "keys", "items", "values", "copy", "__contains__"})
+_FRAME_WORDS = (b"f_locals", b"locals(", b"vars(", b"f_globals", b"__globals__")
+# what a write into a module's namespace or a builtin looks like in text (a superset of what
+# ``_namespace_write`` reports, so that only such files are parsed): a receiver that an
+# ``import`` line binds, ``globals()``, or ``builtins``
+_NS_SETATTR = re.compile(rb"setattr[ \t]*\([ \t]*(\w+)")
+_NS_VARS = re.compile(rb"vars[ \t]*\([ \t]*(\w+)[ \t]*\)[ \t]*(?:\[|\.[ \t]*(?:update|setdefault|"
+                      rb"__setitem__))")
+_NS_DICT_AFTER = re.compile(rb"[ \t]*(?:\[|\.[ \t]*(?:update|setdefault|__setitem__))")
+_NS_ALWAYS = re.compile(rb"globals[ \t]*\([ \t]*\)[ \t]*(?:\[|\.[ \t]*(?:update|setdefault|"
+                        rb"__setitem__))|builtins[ \t]*\.[ \t]*\w+[ \t]*=(?!=)")
+
+
+def _maybe_namespace_write(raw: bytes) -> bool:
+    """Can the text write into a module's namespace: ``setattr``, ``vars(...)[...]`` or
+    ``.__dict__[...]`` on a name an ``import`` line binds, ``globals()[...]``, a store into
+    ``builtins``? A superset of ``_namespace_write``; every search starts from a literal."""
+    if (b"globals" in raw or b"builtins" in raw) and _NS_ALWAYS.search(raw):
+        return True
+    names = []
+    if b"setattr" in raw:
+        names += [m.group(1) for m in _NS_SETATTR.finditer(raw)]
+    if b"vars" in raw:
+        names += [m.group(1) for m in _NS_VARS.finditer(raw)]
+    i = raw.find(b"__dict__")
+    while i >= 0:
+        if _NS_DICT_AFTER.match(raw, i + 8):
+            j = i
+            while j and raw[j - 1:j] in (b" ", b"\t", b"."):
+                j -= 1
+            k = j
+            while k and (raw[k - 1:k].isalnum() or raw[k - 1:k] == b"_"):
+                k -= 1
+            names.append(raw[k:j])
+        i = raw.find(b"__dict__", i + 8)
+    if not names:
+        return False
+    mods = {(x.group(2) or x.group(1).split(b".")[0]) for x in _IMPORT_LINE.finditer(raw)}
+    mods.add(b"builtins")
+    return any(n in mods for n in names)
 
 
 _MUTABLE_MAKERS = frozenset({"dict", "list", "set", "defaultdict", "OrderedDict", "deque",
@@ -865,16 +900,30 @@ def _not_proved(res, why: str):
                           res.table, fams, alters=res.alters)
 
 
-_ATTR_STORE = re.compile(rb"(?<![\w.])([A-Za-z_]\w*)[ \t]*\.[ \t]*([A-Za-z_]\w*)[ \t]*=(?!=)")
-
-
 def _stores_a_builtin_name(raw: bytes) -> bool:
-    """Does the text store an attribute named like a builtin on a plain name other than
-    ``self``/``cls``/``ctx`` (``norm.min = max``)? A superset, checked before parsing."""
-    return any(m.group(2).decode() in _BUILTIN_NAMES and
-               m.group(1) not in (b"self", b"cls", b"ctx") for m in _ATTR_STORE.finditer(raw))
+    """Does the text store an attribute named like a builtin on a name an ``import`` line of
+    the file binds (``import norm`` ... ``norm.min = max``)? A superset of what
+    ``_namespace_write`` reports as a builtin rebound, checked before parsing. The search
+    starts from the ``.``, a literal; the receiver is read back off the text."""
+    if b"import" not in raw:
+        return False
+    mods = None
+    for a in _DOT_STORE.finditer(raw):
+        if a.group(1).decode() not in _BUILTIN_NAMES:
+            continue
+        k = a.start()
+        j = k
+        while j and (raw[j - 1:j].isalnum() or raw[j - 1:j] == b"_"):
+            j -= 1
+        if mods is None:
+            mods = {(x.group(2) or x.group(1).split(b".")[0]) for x in _IMPORT_LINE.finditer(raw)}
+        if raw[j:k] in mods:
+            return True
+    return False
 
 
+_DOT_STORE = re.compile(rb"\.[ \t]*([A-Za-z_]\w*)[ \t]*=(?!=)")
+_IMPORT_LINE = re.compile(rb"^[ \t]*import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+(\w+))?", re.M)
 _BUILTIN_NAMES = frozenset(n for n in dir(__import__("builtins")) if not n.startswith("_"))
 
 
@@ -961,7 +1010,8 @@ def frame_hazards(index) -> list[tuple[str, int, str]]:
     out = []
     for rel, info in sorted(index.by_path.items()):
         raw = info.raw
-        if not any(w in raw for w in _FRAME_WORDS) and not _stores_a_builtin_name(raw):
+        if not any(w in raw for w in _FRAME_WORDS) and not _maybe_namespace_write(raw) and \
+                not _stores_a_builtin_name(raw):
             continue
         tree = info.tree
         if tree is None:
