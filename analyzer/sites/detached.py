@@ -454,15 +454,15 @@ def _open_call(raw: bytes, start: int) -> int:
     return -1
 
 
-def _close(raw: bytes, j: int) -> int:
+def _close(raw: bytes, j: int, opening: bytes = b"(", closing: bytes = b")") -> int:
     """The index after the bracket that closes the one opened just before ``j`` (strings not
     regarded), or -1."""
     depth = 1
     while True:
-        c = raw.find(b")", j)
+        c = raw.find(closing, j)
         if c < 0:
             return -1
-        depth += raw.count(b"(", j, c) - 1
+        depth += raw.count(opening, j, c) - 1
         j = c + 1
         if depth <= 0:
             return j
@@ -781,6 +781,22 @@ _READING_CALLS = re.compile(rb"(?:\b(?:dict|list|tuple|set|len|print|repr|str|so
                             rb"isinstance|copy|deepcopy|any|all|sum|json\.dumps))[ \t]*\($")
 
 
+def changed_elsewhere(files: dict, own: str | None, name: str) -> str:
+    """The first file of ``files`` (path -> bytes) other than ``own`` that names ``name``
+    outside strings and comments where it may change it (``mutating_mention``), or ""."""
+    from analyzer.sites.attrstores import _in_string_or_comment
+
+    needle = name.encode()
+    for rel in sorted(files):
+        if rel == own:
+            continue
+        raw = files[rel]
+        if any(not _in_string_or_comment(raw, i) and mutating_mention(raw, i, len(name))
+               for i in _word_at(raw, needle)):
+            return rel
+    return ""
+
+
 _DOTTED_TAIL = re.compile(rb"(?:[A-Za-z_]\w*[ \t]*\.[ \t]*)+$")
 
 
@@ -804,7 +820,7 @@ def mutating_mention(raw: bytes, i: int, n: int) -> bool:
         return word in _MUTATING
     a = after.lstrip(b" \t")
     if a[:1] == b"[":
-        j = _close_square(after, after.index(b"[") + 1)
+        j = _close(after, after.index(b"[") + 1, b"[", b"]")
         rest = after[j:].lstrip(b" \t") if j >= 0 else b"="
         return rest[:1] == b"=" and rest[:2] != b"==" or rest[:2] in (b"+=", b"-=", b"|=")
     if a[:2] in (b"|=", b"+=", b"-=", b"&=") or a[:3] in (b"<<=", b">>="):
@@ -816,17 +832,3 @@ def mutating_mention(raw: bytes, i: int, n: int) -> bool:
         k = raw.rfind(b"(", 0, i)
         return not (k >= 0 and _READING_CALLS.search(raw, max(0, k - 40), k + 1))
     return False
-
-
-def _close_square(raw: bytes, j: int) -> int:
-    depth = 1
-    while j < len(raw):
-        c = raw[j:j + 1]
-        if c == b"[":
-            depth += 1
-        elif c == b"]":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-        j += 1
-    return -1

@@ -121,13 +121,9 @@ class Values:
         memo = self.__dict__.setdefault("_elsewhere", {})
         key = (path, name)
         if key not in memo:
-            from analyzer.sites.attrstores import _in_string_or_comment
-            from analyzer.sites.detached import _word_at, mutating_mention
+            from analyzer.sites.detached import changed_elsewhere
 
-            memo[key] = next((rel for rel in sorted(stores.data) if rel != path and any(
-                not _in_string_or_comment(stores.data[rel], i)
-                and mutating_mention(stores.data[rel], i, len(name))
-                for i in _word_at(stores.data[rel], name.encode()))), "")
+            memo[key] = changed_elsewhere(stores.data, path, name)
         return memo[key]
 
     def _module_containers(self, vals) -> Vals:
@@ -481,26 +477,23 @@ class Values:
 def _is_tuple_display(mod: Mod, eid: int) -> bool:
     """Is the expression object ``eid`` bound at ``mod``'s top level a tuple display (which
     nothing can change in place)?"""
-    memo = mod.__dict__.setdefault("_tuples", None)
-    if memo is None:
-        memo = mod._tuples = set()
-        stack = [mod.ir.body]
-        while stack:
-            body = stack.pop()
-            for st in body:
-                if isinstance(st, Assign) and isinstance(st.value, TupleExpr):
-                    memo.add(id(st.value))
-                elif isinstance(st, If):
-                    stack.extend([st.body, st.orelse])
-    return eid in memo
+    got = _top_assigned(mod).get(eid)
+    return got is not None and isinstance(got[1], TupleExpr)
 
 
 def _top_names_of(mod: Mod, eid: int) -> list:
     """The module-level names ``mod`` binds to the expression object ``eid`` (a dict or list
     display, or a dict(...) call), read off its top-level statements."""
-    memo = mod.__dict__.setdefault("_top_names", None)
+    got = _top_assigned(mod).get(eid)
+    return got[0] if got is not None else []
+
+
+def _top_assigned(mod: Mod) -> dict:
+    """id(value) -> (names, value) for every plain-name assignment among ``mod``'s top-level
+    statements (branches, ``try`` and blocks included), read once."""
+    memo = mod.__dict__.get("_top_assigned")
     if memo is None:
-        memo = mod._top_names = {}
+        memo = mod._top_assigned = {}
         stack = [mod.ir.body]
         while stack:
             body = stack.pop()
@@ -508,14 +501,14 @@ def _top_names_of(mod: Mod, eid: int) -> list:
                 if isinstance(st, Assign):
                     for t in st.targets:
                         if isinstance(t, Name):
-                            memo.setdefault(id(st.value), []).append(t.id)
+                            memo.setdefault(id(st.value), ([], st.value))[0].append(t.id)
                 elif isinstance(st, If):
                     stack.extend([st.body, st.orelse])
                 elif isinstance(st, Try):
                     stack.extend([st.body, st.orelse, st.final] + [h.body for h in st.handlers])
                 elif isinstance(st, Block):
                     stack.extend(st.bodies)
-    return memo.get(eid, [])
+    return memo
 
 
 def _matters(v) -> bool:

@@ -130,8 +130,7 @@ class Judge:
         (``from norm import _CFG as c; c["on"] = False``, ``operator.setitem(norm._CFG,
         ...)``) after the module's own statements, which are all the sandbox runs. "" when
         none."""
-        from analyzer.sites.attrstores import _in_string_or_comment
-        from analyzer.sites.detached import _word_at, mutating_mention
+        from analyzer.sites.detached import changed_elsewhere
 
         info = self.index.modules.get(modname)
         own = info.path if info is not None else None
@@ -148,15 +147,12 @@ class Judge:
                         or isinstance(v, ast.Call) and _callee_name(v) in _MUTABLE_MAKERS):
                     targets = st.targets if isinstance(st, ast.Assign) else [st.target]
                     kept |= {t.id for t in targets if isinstance(t, ast.Name)}
+        files = {rel: info.raw for rel, info in self.index.by_path.items()} if kept else {}
         for name in sorted(kept):
-            for rel in sorted(self.index.by_path):
-                if rel == own:
-                    continue
-                raw = self.index.by_path[rel].raw
-                if any(not _in_string_or_comment(raw, i) and mutating_mention(raw, i, len(name))
-                       for i in _word_at(raw, name.encode())):
-                    return (f"{name}, kept at the top of its module, is named in {rel}, which "
-                            "may change it after the module's statements ran")
+            rel = changed_elsewhere(files, own, name)
+            if rel:
+                return (f"{name}, kept at the top of its module, is named in {rel}, which "
+                        "may change it after the module's statements ran")
         return ""
 
     def _call_node(self, path: str, line: int, col: int) -> tuple[ast.Call | None, str]:
@@ -874,8 +870,7 @@ def _maybe_namespace_write(raw: bytes) -> bool:
         i = raw.find(b"__dict__", i + 8)
     if not names:
         return False
-    mods = {(x.group(2) or x.group(1).split(b".")[0]) for x in _IMPORT_LINE.finditer(raw)}
-    mods.add(b"builtins")
+    mods = _imported_words(raw) | {b"builtins"}
     return any(n in mods for n in names)
 
 
@@ -916,13 +911,18 @@ def _stores_a_builtin_name(raw: bytes) -> bool:
         while j and (raw[j - 1:j].isalnum() or raw[j - 1:j] == b"_"):
             j -= 1
         if mods is None:
-            mods = {(x.group(2) or x.group(1).split(b".")[0]) for x in _IMPORT_LINE.finditer(raw)}
+            mods = _imported_words(raw)
         if raw[j:k] in mods:
             return True
     return False
 
 
 _DOT_STORE = re.compile(rb"\.[ \t]*([A-Za-z_]\w*)[ \t]*=(?!=)")
+def _imported_words(raw: bytes) -> set:
+    """The names ``import`` lines of the text bind (``import a.b`` binds ``a``)."""
+    return {(x.group(2) or x.group(1).split(b".")[0]) for x in _IMPORT_LINE.finditer(raw)}
+
+
 _IMPORT_LINE = re.compile(rb"^[ \t]*import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+(\w+))?", re.M)
 _BUILTIN_NAMES = frozenset(n for n in dir(__import__("builtins")) if not n.startswith("_"))
 
@@ -1018,8 +1018,9 @@ def frame_hazards(index) -> list[tuple[str, int, str]]:
             if b"f_locals" in raw or b"locals(" in raw:
                 out.append((rel, 1, "code that does not parse"))
             continue
-        modules = {(a.asname or a.name).split(".")[0] for st in walk(tree)
-                   if isinstance(st, ast.Import) for a in st.names} | {"builtins"}
+        from analyzer.sites.detached import _module_names
+
+        modules = _module_names(tree) | {"builtins"}
         for n in walk(tree):
             if isinstance(n, ast.Attribute) and n.attr == "f_locals":
                 out.append((rel, n.lineno, "a frame's f_locals"))
