@@ -270,9 +270,8 @@ def _tree_digest(root: Path, package_dir: str | None, *, every_file: bool = Fals
     top = root / package_dir if package_dir else root
     if every_file:
         files = []
-        for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-            dirnames.sort()
-            files += [Path(dirpath) / f for f in sorted(filenames)]
+        for dirpath, filenames in sources.walk_tree(top):
+            files += [dirpath / f for f in filenames]
     else:
         files = list(sources.iter_py_files(root, package_dir))
     stats = []
@@ -289,7 +288,7 @@ def _tree_digest(root: Path, package_dir: str | None, *, every_file: bool = Fals
     for f, (rel, _, _) in zip(files, stats):
         h.update(rel.encode() + b"\0")
         try:
-            h.update(f.read_bytes() if not f.is_symlink() else os.readlink(f).encode())
+            h.update(f.read_bytes() if f.is_file() else os.readlink(f).encode())
         except OSError as exc:
             h.update(f"unreadable {exc}".encode())
         h.update(b"\0")
@@ -298,7 +297,9 @@ def _tree_digest(root: Path, package_dir: str | None, *, every_file: bool = Fals
 
 
 def _digest_files(h, root: Path, package_dir: str | None) -> None:
-    h.update(_tree_digest(root, package_dir).encode())
+    # every file, not only the .py ones: an archive or a text file the tree may run is read
+    # by the call-site pass too (``sites.loadable``)
+    h.update(_tree_digest(root, package_dir, every_file=True).encode())
     conf = root / "pyproject.toml"       # a tree's own [tool.fa4-audit] settings
     if package_dir is not None and conf.is_file():
         h.update(b"pyproject\0" + conf.read_bytes())

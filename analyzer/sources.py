@@ -368,9 +368,58 @@ def _resolve_installed(pkg: Package, spec: str) -> Source:
     return Source(pkg.key, spec, "installed", root, dist.version)
 
 
+# folders the walk never enters: version-control stores (they hold no module Python loads)
+_VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+
+
+def _environment(dirpath: Path, dirnames, filenames) -> bool:
+    """A Python environment kept inside the tree (a virtualenv, a conda env, an installed
+    ``site-packages``): the packages the tree runs against, not the tree's own code (FA4
+    installed there is FA4 itself, read from its release, not judged as the tree's code)."""
+    return ("pyvenv.cfg" in filenames or "conda-meta" in dirnames
+            or dirpath.name in ("site-packages", "dist-packages"))
+
+
+def walk_tree(top: Path):
+    """Every folder of the tree Python may import from, top-down, as (folder, sorted names of
+    its files). Hidden folders and ``__pycache__`` are entered (``sys.path`` can point into
+    them); symlinked folders are followed (a package may hold one), except into a folder
+    already on the way down (a loop). Version-control stores and Python environments kept in
+    the tree are not entered."""
+    def scan(d: Path, above: frozenset):
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError:
+            return
+        files, subdirs = [], []
+        for e in entries:
+            try:
+                is_dir = e.is_dir()          # follows a symlink
+            except OSError:
+                is_dir = False
+            (subdirs if is_dir else files).append(e.name)
+        if _environment(d, subdirs, files):
+            return
+        yield d, files
+        for name in subdirs:
+            if name in _VCS_DIRS:
+                continue
+            sub = d / name
+            try:
+                real = os.path.realpath(sub)
+            except OSError:
+                continue
+            if real in above:            # a link back up the walk: a loop
+                continue
+            yield from scan(sub, above | {real})
+
+    yield from scan(top, frozenset({os.path.realpath(top)}))
+
+
 def iter_py_files(root: Path, package_dir: str | None = None):
-    """Every ``.py`` file under ``root/package_dir`` (or ``root``), sorted, not following
-    symlinked folders (a symlink loop cannot trap the walk).
+    """Every ``.py`` file under ``root/package_dir`` (or ``root``), sorted (``walk_tree``:
+    hidden folders, ``__pycache__`` and symlinked folders are read, a symlink loop cannot
+    trap the walk).
 
     A ``.py`` entry that is a FIFO, device or socket (directly or through a symlink) raises
     AuditError: reading it would block forever or never end. A dangling symlink is yielded;
@@ -378,11 +427,10 @@ def iter_py_files(root: Path, package_dir: str | None = None):
     import stat as _stat
 
     top = root / package_dir if package_dir else root
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.startswith("."))
-        for fn in sorted(filenames):
+    for dirpath, filenames in walk_tree(top):
+        for fn in filenames:
             if fn.endswith(".py"):
-                p = Path(dirpath) / fn
+                p = dirpath / fn
                 try:
                     mode = os.stat(p).st_mode
                 except OSError:

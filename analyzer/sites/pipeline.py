@@ -89,13 +89,18 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
             failures.append(Finding(R.UNPARSEABLE.code, R.UNPARSEABLE.name,
                                     f"cannot read {rel}: {exc.strerror or exc}; it may call "
                                     "FlashAttention", rel, 0, 0, (), "failure"))
+    # code Python can run that is not a .py module (a sourceless .pyc, a zip archive, a text
+    # file run by exec/runpy/a loader by path): unseen, so an error where it may matter (read
+    # before the report cache: a new archive beside unchanged sources is a new tree)
+    from analyzer.sites.loadable import unread_code
+    unread = unread_code(top, root, _max_bytes())
     t_read = time.perf_counter() - t_start
     rkey = None
     if use_cache and not failures:
         # an identical tree judged by identical code and options: the same report
         opts = {"package_dir": package_dir, "fa4_modules": sorted(fa4_modules),
                 "resolvers": [(r.label, r.variant) for r in (resolvers or P.default_resolvers())],
-                "params": fa4_params, "max": _max_bytes(),
+                "params": fa4_params, "max": _max_bytes(), "unread": unread,
                 "pyproject": (root / "pyproject.toml").read_text()
                 if (root / "pyproject.toml").is_file() else ""}
         rkey = C.report_key(data, opts)
@@ -114,6 +119,10 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     for rel in sorted(data):
         if len(data[rel]) > cap and prefilter.mentions_fa(data[rel]):
             _over_cap(rel, data, cap, failures)
+    for rel, why in unread:
+        failures.append(Finding(R.UNPARSEABLE.code, R.UNPARSEABLE.name,
+                                f"{rel}: {why}; it may call FlashAttention, so nothing can be "
+                                "said about the tree", rel, 0, 0, (), "failure"))
     wrapper_names = {B.TREE_WRAPPER} | {w for w in wrappers if w}
     needles = prefilter.seeds(wrappers)
     parser = _Parser(data, jobs, use_cache, progress)

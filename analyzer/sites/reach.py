@@ -1344,20 +1344,44 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
             and _LAZY_RE.search(info.source)}
 
     importer = [""]     # the module whose import is being resolved (set by ref_fa4)
+    # names a module binds to a module object (``import flash_attn.cute as fc``): another
+    # module reads through them (``helper.fc``, ``from helper import fc``). From the text
+    # scan (every import the text can make): a name listed here that the module does not bind
+    # only makes reach larger
+    held: dict[str, dict[str, set]] = {}
+    for m, sm in sums.items():
+        for _line, _col, ref in sm.uses:
+            if ref[0] == "mod" and ref[2]:
+                base = ref[1].split(".")[0] if ref[2] == ref[1].split(".")[0] else ref[1]
+                held.setdefault(m, {}).setdefault(ref[2], set()).add(base)
 
     def tree(mod: str) -> str | None:
         if mod in index.modules:
             return mod
         return under_importer_root(importer[0], mod, index.modules) or index.tree_module(mod)
 
-    def module_has_fa4(mod: str) -> bool:
+    def module_has_fa4(mod: str, seen: frozenset = frozenset()) -> bool:
         if is_origin(mod):
             return True
         tm = tree(mod)
         if tm is None:
             return False
         return bool(exports.get(tm)) or any(exports.get(c) for c in children.get(tm, ())) \
-            or lazy_fa4(tm)
+            or lazy_fa4(tm) or holds_fa4_module(tm)
+
+    def holds_fa4_module(tm: str, seen: frozenset = frozenset()) -> bool:
+        """Does the tree module bind FA4's module object (``import flash_attn.cute as fc``),
+        or a module of the tree that does, to one of its names? (A package held this way is
+        not followed into: a reader's own chains read through it, ``chain_fa4``.)"""
+        seen = seen | {tm}
+        for mods in held.get(tm, {}).values():
+            for h in mods:
+                if is_origin(h):
+                    return True
+                th = tree(h)
+                if th is not None and th not in seen and holds_fa4_module(th, seen):
+                    return True
+        return False
 
     def lazy_fa4(mod: str) -> bool:
         tm = tree(mod)
@@ -1369,7 +1393,7 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
 
     def chain_fa4(mod: str, chain: tuple) -> bool:
         cur = mod
-        for attr in chain:
+        for i, attr in enumerate(chain):
             if lazy_fa4(cur):
                 return True         # any name of it may be what its __getattr__ returns
             if attr == "<bare>" or attr in ("__dict__", "__getattribute__", "__getattr__"):
@@ -1381,6 +1405,9 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                 return is_origin(f"{cur}.{attr}")
             if attr in exports.get(tm, ()):
                 return True
+            if attr in held.get(tm, ()) and any(
+                    chain_fa4(h, chain[i + 1:]) for h in held[tm][attr]):
+                return True         # a module object bound to that name, read through
             sub = f"{tm}.{attr}"
             if tree(sub) is None and not is_origin(sub):
                 return False
@@ -1401,6 +1428,8 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                 return f"{tm}.{attr}"
             if lazy_fa4(mod):
                 return f"{tm}.{attr}"
+            if tm is not None and any(module_has_fa4(h) for h in held.get(tm, {}).get(attr, ())):
+                return f"{tm}.{attr}"       # ``from helper import fc``: a module held there
             sub = tree(f"{mod}.{attr}")
             if sub is not None and module_has_fa4(sub):
                 return sub
@@ -1455,6 +1484,11 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
             if m not in reaching:
                 for line, col, ref in sm.uses:
                     r = ref_fa4(ref, m)
+                    if r is None and ref[0] == "mod" and ref[2] and is_origin(ref[1]):
+                        # it holds FA4's module object itself: another module reads it through
+                        # this name (``helper.fc``), whether or not this one uses it. (A tree
+                        # package held this way is read through by the reader's own chains.)
+                        r = ref[1]
                     if r is not None:
                         reaching.add(m)
                         how[m] = f"{index.modules[m].path}:{line} imports {r}"

@@ -1737,5 +1737,19 @@ case("module_dict_changed_from_another_module/twin", {
     "m.py": _KW_MOD, "cfg.py": "import m\n\nRUN = m.run\n"},
      "import cfg\nimport m\nm.run(1, 2, 3)\n", "safe", why="cfg never names KW")
 
+# 74. an FA4 module object bound in one module (``import flash_attn.cute.interface as fi``)
+# and read from another through it with getattr by a constant name (``getattr(helper.fi,
+# "flash_attn_func")``). Before, the holding module did not count as reaching FA4 (it never
+# used the name itself) and getattr gave nothing: "no FA4". The twin passes (None, 0)
+_HELD_MOD = ("import helper\n\n\ndef run(q, k, v):\n    f = getattr(helper.fi, 'flash_attn_func')\n"
+             "    return f(q, k, v, causal=True, window_size={w})\n")
+case("module_object_held_by_another_module", {
+    "helper.py": "import flash_attn.cute.interface as fi\n", "m.py": _HELD_MOD.format(w="(-1, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "unsafe",
+     why="FA4 is read off helper's module object: it gets TE's (-1, 0)")
+case("module_object_held_by_another_module/twin", {
+    "helper.py": "import flash_attn.cute.interface as fi\n", "m.py": _HELD_MOD.format(w="(None, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="the same path with (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})

@@ -1,0 +1,143 @@
+"""Code of the tree that Python can run but the pass does not read as a module.
+
+The pass reads the tree's ``*.py`` files (``sources.walk_tree``). Python runs more than that:
+* a compiled module with no source beside it (``glue.pyc`` next to no ``glue.py``): ``import
+  glue`` loads it;
+* a zip archive on ``sys.path`` (``zipimport``: any file name, found by its bytes);
+* any text file, whatever its name, handed to ``exec(open(p).read())``, ``runpy.run_path(p)``
+  or a loader by path (``SourceFileLoader("m", "glue_noext")``).
+
+Where such a file could matter (its bytes spell FlashAttention, a window keyword or a dynamic
+import: ``prefilter.mentions_fa``, the test the pass uses for every fail-closed decision) it is
+code the pass has not seen, so nothing can be said about the tree: an error, never a skip. A
+text file counts only when it is Python code that names one of them (``ast``: an import, a name,
+an attribute or a keyword, not a string): a YAML line ``window_size: 4`` parses as an
+annotation and names nothing, a notebook's JSON holds only strings, Markdown does not parse.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import zipfile
+from pathlib import Path
+
+from analyzer.sites import prefilter
+from analyzer.sources import walk_tree
+
+# never Python: stubs are not run; the rest are binary formats read by other tools
+_NOT_CODE = (".pyi", ".so", ".pyd", ".dll", ".dylib", ".a", ".o", ".png", ".jpg", ".jpeg",
+             ".gif", ".pdf", ".pt", ".pth.tar", ".bin", ".safetensors", ".npy", ".npz",
+             ".gz", ".tgz", ".xz", ".bz2", ".zst", ".tar", ".cu", ".cuh", ".cpp", ".cc", ".c",
+             ".h", ".hpp")
+_ARCHIVE_MEMBERS = (".py", ".pyc", ".pyw", ".pyo")
+_NAMES = ("flash_attn", "window_size", "import_module", "__import__")
+
+
+def _names_fa(text: bytes) -> bool:
+    """Python code (not its strings or comments) that names FlashAttention, a window keyword
+    or a dynamic import, and does something (an import or a call)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    acts = named = False
+    for node in ast.walk(tree):
+        t = type(node)
+        if t in (ast.Import, ast.ImportFrom):
+            acts = True
+            mods = [a.name for a in node.names]
+            if t is ast.ImportFrom:
+                mods.append(node.module or "")
+            named = named or any(n in m for m in mods for n in _NAMES)
+        elif t is ast.Call:
+            acts = True
+        elif t is ast.Name:
+            named = named or any(n in node.id for n in _NAMES)
+        elif t is ast.Attribute:
+            named = named or any(n in node.attr for n in _NAMES)
+        elif t is ast.keyword and node.arg:
+            named = named or any(n in node.arg for n in _NAMES)
+        if acts and named:
+            return True
+    return False
+
+
+def _archive_members(p: Path) -> list[str]:
+    """Members of a zip archive that Python could import and that spell one of the names
+    (the archive is read through its directory: its size is not capped)."""
+    out = []
+    try:
+        with zipfile.ZipFile(p) as z:
+            for info in z.infolist():
+                if not info.filename.endswith(_ARCHIVE_MEMBERS) or info.file_size > 50_000_000:
+                    continue
+                try:
+                    if prefilter.mentions_fa(z.read(info)):
+                        out.append(info.filename)
+                except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError,
+                        EOFError, ValueError):
+                    out.append(info.filename)    # a member that cannot be read: unseen code
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return []
+    return out
+
+
+def unread_code(top: Path, root: Path, cap_bytes: int) -> list[tuple[str, str]]:
+    """(path relative to ``root``, why) for each file under ``top`` that Python could run,
+    that the pass does not read as a module, and that may matter (see the module's text)."""
+    out: list[tuple[str, str]] = []
+    for d, names in walk_tree(top):
+        present = set(names)
+        for fn in names:
+            if fn.endswith(".py"):
+                continue
+            p = d / fn
+            rel = p.relative_to(root).as_posix()
+            low = fn.lower()
+            if low.endswith((".pyc", ".pyo")):
+                if d.name == "__pycache__" or fn.rsplit(".", 1)[0] + ".py" in present:
+                    continue                # a cache of a source the pass reads
+                data = _read(p, cap_bytes)
+                if data is None or prefilter.mentions_fa(data):
+                    out.append((rel, "a compiled module with no source beside it (`import` "
+                                     "loads it); the pass reads source only"))
+                continue
+            if low.endswith(_NOT_CODE):
+                continue
+            head = _read(p, 4)
+            if head is None:
+                head = b""
+            if head.startswith(b"PK\x03\x04"):
+                members = _archive_members(p)
+                if members:
+                    out.append((rel, f"a zip archive Python can import from (zipimport) holds "
+                                     f"{members[0]}"
+                                     + (f" and {len(members) - 1} more" if len(members) > 1
+                                        else "")
+                                     + ", which the pass does not read"))
+                continue
+            data = _read(p, cap_bytes)
+            if data is None or b"\0" in data[:8192] or not prefilter.mentions_fa(data):
+                continue
+            if _names_fa(data):
+                out.append((rel, "Python code in a file that is not a .py module (exec, "
+                                 "runpy.run_path or a loader by path can run it); the pass "
+                                 "reads .py files only"))
+    return out
+
+
+def _read(p: Path, limit: int) -> bytes | None:
+    """The file's bytes (None: not a regular file, unreadable, or over ``limit`` bytes when
+    ``limit`` is the parse cap). ``limit`` 4 reads the first 4 bytes of any size."""
+    try:
+        if not p.is_file():
+            return None
+        if limit <= 8:
+            with open(p, "rb") as fh:
+                return fh.read(limit)
+        if os.path.getsize(p) > limit:
+            return None
+        return p.read_bytes()
+    except OSError:
+        return None

@@ -1,0 +1,143 @@
+"""Code Python can run that the pass did not read: every one of these trees hands FA4 TE's
+``(-1, 0)`` when run, and each was answered "no FA4" (exit 0) before. Now the walk reads the
+folders Python can import from (hidden ones, ``__pycache__``, symlinked ones), and a file it
+cannot read as a module (a sourceless ``.pyc``, a zip archive, a text file run by ``exec`` or a
+loader by path) is an error where it may matter (``analyzer.sites.loadable``)."""
+
+from __future__ import annotations
+
+import os
+import py_compile
+import zipfile
+
+import pytest
+
+from analyzer import sources
+from analyzer.sites import audit_tree
+from analyzer.sites.loadable import unread_code
+
+GLUE = "from flash_attn.cute import flash_attn_func as attn\n"
+CALL = "attn(1, 2, 3, causal=True, window_size=({l}, 0))\n"
+ON_PATH = ("import os, sys\n"
+           "sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), {d!r}))\n"
+           "from fa_glue import attn\n")
+
+
+def _verdict(root):
+    return audit_tree(root, use_cache=False).verdict
+
+
+@pytest.mark.parametrize("folder", [".vendor", "__pycache__"])
+def test_a_module_in_a_folder_the_walk_skipped_is_read(tmp_path, folder):
+    """Guards against a false "no FA4": the glue that imports FA4 sits in a hidden folder or
+    ``__pycache__`` that the tree puts on ``sys.path``; the walk did not enter it."""
+    (tmp_path / folder).mkdir()
+    (tmp_path / folder / "fa_glue.py").write_text(GLUE)
+    (tmp_path / "main.py").write_text(ON_PATH.format(d=folder) + CALL.format(l=-1))
+    assert _verdict(tmp_path) == "unsafe"
+    (tmp_path / "main.py").write_text(ON_PATH.format(d=folder) + CALL.format(l=None))
+    assert _verdict(tmp_path) == "safe"
+
+
+def test_a_symlinked_package_is_read(tmp_path):
+    """Guards against a false "no FA4": ``ext`` is a symlink to a package outside the tree
+    (``from ext.fa_glue import attn`` imports through it); the walk did not follow links."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "__init__.py").write_text("")
+    (outside / "fa_glue.py").write_text(GLUE)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "ext").symlink_to(outside, target_is_directory=True)
+    (tree / "main.py").write_text("from ext.fa_glue import attn\n" + CALL.format(l=-1))
+    assert _verdict(tree) == "unsafe"
+
+
+def test_the_walk_skips_environments_and_loops(tmp_path):
+    """Guards against reading an environment kept in the tree (FA4 installed there is FA4
+    itself, not the tree's code) and against a link loop trapping the walk."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("")
+    (tmp_path / "pkg" / "up").symlink_to(tmp_path, target_is_directory=True)
+    env = tmp_path / ".venv"
+    (env / "lib" / "site-packages" / "flash_attn").mkdir(parents=True)
+    (env / "pyvenv.cfg").write_text("home = /usr\n")
+    (env / "lib" / "site-packages" / "flash_attn" / "x.py").write_text(GLUE)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "hook.py").write_text(GLUE)
+    got = [p.relative_to(tmp_path).as_posix() for p in sources.iter_py_files(tmp_path)]
+    assert got == ["pkg/a.py"]
+
+
+def test_a_text_file_run_by_exec_is_an_error(tmp_path):
+    """Guards against a false "no FA4": ``exec(open("kern.txt").read())`` (or runpy.run_path,
+    or SourceFileLoader on a file without the extension) runs code the pass never read."""
+    (tmp_path / "kern.txt").write_text(GLUE + CALL.format(l=-1))
+    (tmp_path / "main.py").write_text("import os\nexec(open(os.path.join(os.path.dirname("
+                                      "__file__), 'kern.txt')).read())\n")
+    assert _verdict(tmp_path) == "error"
+
+
+def test_text_that_is_not_code_naming_fa4_is_not_an_error(tmp_path):
+    """Guards against a false alarm: configs, notebooks and docs spell the names too. A YAML
+    line parses as a Python annotation, a notebook's JSON as a dict of strings, Markdown not
+    at all: none of them is code that names FA4 and does something."""
+    (tmp_path / "cfg.yaml").write_text("window_size: -1\nattention: flash_attn\n")
+    (tmp_path / "nb.ipynb").write_text('{"cells": [{"source": ["import flash_attn.cute\\n"]}],'
+                                       ' "nbformat": 4, "x": null}\n')
+    (tmp_path / "README.md").write_text("# Use\n\n`flash_attn_func(q, k, v, window_size=(-1, 0))`\n")
+    (tmp_path / "stub.pyi").write_text(GLUE)
+    assert unread_code(tmp_path, tmp_path, 2_000_000) == []
+
+
+def test_a_sourceless_pyc_is_an_error_and_a_cached_one_is_not(tmp_path):
+    """Guards against a false "no FA4": ``fa_glue.pyc`` with no ``fa_glue.py`` is what
+    ``import fa_glue`` loads. A .pyc in ``__pycache__``, or beside its source, is a cache."""
+    src = tmp_path / "fa_glue_src.py"
+    src.write_text(GLUE)
+    py_compile.compile(str(src), cfile=str(tmp_path / "fa_glue.pyc"))
+    src.unlink()
+    (tmp_path / "main.py").write_text("from fa_glue import attn\n" + CALL.format(l=-1))
+    assert _verdict(tmp_path) == "error"
+    (tmp_path / "fa_glue.py").write_text(GLUE)        # now a cache of a source it reads
+    assert _verdict(tmp_path) == "unsafe"
+
+
+def test_a_zip_archive_holding_fa4_code_is_an_error(tmp_path):
+    """Guards against a false "no FA4": the glue is imported from ``glue.zip`` on sys.path
+    (zipimport). An archive whose members name nothing of FA4 is not an error."""
+    with zipfile.ZipFile(tmp_path / "glue.zip", "w") as z:
+        z.writestr("fa_glue.py", GLUE)
+    (tmp_path / "main.py").write_text(ON_PATH.format(d="glue.zip") + CALL.format(l=-1))
+    assert _verdict(tmp_path) == "error"
+    os.remove(tmp_path / "glue.zip")
+    with zipfile.ZipFile(tmp_path / "glue.zip", "w") as z:
+        z.writestr("other.py", "X = 1\n")
+    assert [r for r, _ in unread_code(tmp_path, tmp_path, 2_000_000)] == []
+
+
+def test_an_archive_added_beside_unchanged_sources_is_not_served_from_the_cache(
+        tmp_path, monkeypatch):
+    """Guards against a stale "safe": the report cache was keyed by the .py files only, so an
+    archive added later was answered from the cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "main.py").write_text(ON_PATH.format(d="glue.zip") + CALL.format(l=-1))
+    assert audit_tree(tree, use_cache=True).verdict != "error"
+    with zipfile.ZipFile(tree / "glue.zip", "w") as z:
+        z.writestr("fa_glue.py", GLUE)
+    assert audit_tree(tree, use_cache=True).verdict == "error"
+
+
+def test_a_module_object_held_elsewhere_and_read_by_getattr_reaches_fa4(tmp_path):
+    """Guards against a false "no FA4": ``helper`` binds the FA4 module (``import
+    flash_attn.cute as fc``) and never uses it; ``main`` reads ``getattr(helper.fc,
+    "flash_attn_func")``. The file's only FA4 word is a string."""
+    (tmp_path / "helper.py").write_text("import flash_attn.cute as fc\n")
+    (tmp_path / "main.py").write_text("import helper\nf = getattr(helper.fc, 'flash_attn_func')\n"
+                                      "f(1, 2, 3, causal=True, window_size=(-1, 0))\n")
+    assert _verdict(tmp_path) == "unsafe"
+    (tmp_path / "main.py").write_text("from helper import fc\n"
+                                      "fc.flash_attn_func(1, 2, 3, causal=True, window_size=(-1, 0))\n")
+    assert _verdict(tmp_path) == "unsafe"
