@@ -316,8 +316,36 @@ class Rejected(Exception):
     """FA4 itself refuses the arguments it was handed (an unknown keyword, too many)."""
 
 
-def _forms(entry, params, required, L, R, causal):
-    """(form name, args, kwargs) for each way a call can hand FA4 the window."""
+def _shaped(forms, params, shape):
+    """The forms again, shaped like one call of the tree: as many positional arguments as it
+    passes, and its other keyword arguments (a constant as written, anything else a stand-in
+    value that may not be looked at). A wrapper may branch on them (``len(kwargs)``)."""
+    if not shape:
+        return forms
+    npos, extra = shape
+    out = []
+    for form, args, kwargs in forms:
+        if not form.startswith("positional") and npos > len(args):
+            args = list(args) + [_Placeholder() for _ in range(npos - len(args))]
+        taken = set(params[:len(args)]) | set(kwargs)
+        more = {k: (_Placeholder() if v == "\0<value>" else v) for k, v in extra
+                if k not in taken}
+        label = f"{form} + {npos} positional" + (f", {', '.join(sorted(more))}=" if more else "")
+        out.append((label, args, {**kwargs, **more}))
+    return out
+
+
+def _forms(entry, params, required, L, R, causal, shapes=()):
+    """(form name, args, kwargs) for each way a call can hand FA4 the window, as FA4's
+    signature alone gives it and shaped like each call of the tree (``_shaped``)."""
+    base = _base_forms(entry, params, required, L, R, causal)
+    out = list(base)
+    for shape in shapes:
+        out.extend(_shaped(base, params, shape))
+    return out
+
+
+def _base_forms(entry, params, required, L, R, causal):
     req = [_Placeholder() for _ in range(required)]
     out = []
     if L is None and R is None:
@@ -414,6 +442,7 @@ def _build_callable(job, log, entry, params, required, assumed):
 
 def run_chain(job):
     entry, params, required = job["entry"], job["params"], job["required"]
+    shapes = [(n, [tuple(kv) for kv in extra]) for n, extra in job.get("shapes", ())]
     grid = job["grid"]
     out = {"results": [], "seen": [], "flags": [], "error": None, "assumed": []}
     log = []
@@ -431,7 +460,8 @@ def run_chain(job):
                 for causal in (True, False):
                     lv = Bound(L) if (tracked and L is not None) else L
                     rv = Bound(R) if (tracked and R is not None) else R
-                    for form, args, kwargs in _forms(entry, params, required, lv, rv, causal):
+                    for form, args, kwargs in _forms(entry, params, required, lv, rv, causal,
+                                                     shapes):
                         del log[:]
                         res = {"form": form, "L": L, "R": R, "causal": causal,
                                "tracked": tracked}
@@ -472,13 +502,13 @@ def run_chain(job):
                         if not tracked and "skip" not in res:
                             out["results"].append(res)
     if job.get("recovers"):
-        _after_failure(fn, log, entry, params, required, grid, out)
+        _after_failure(fn, log, entry, params, required, grid, out, shapes)
     out["seen"] = sorted(SEEN)
     out["flags"] = sorted(FLAGS)
     return out
 
 
-def _after_failure(fn, log, entry, params, required, grid, out):
+def _after_failure(fn, log, entry, params, required, grid, out, shapes=()):
     """The same calls with FA4 failing the first time: every call the wrapper makes after it
     catches the failure is judged like a first call (a retry with the raw window is a silent
     wrong band); re-raising, or giving up without calling FA4 again, is no band at all."""
@@ -487,7 +517,8 @@ def _after_failure(fn, log, entry, params, required, grid, out):
         for L in grid:
             for R in grid:
                 for causal in (True, False):
-                    for form, args, kwargs in _forms(entry, params, required, L, R, causal):
+                    for form, args, kwargs in _forms(entry, params, required, L, R, causal,
+                                                     shapes):
                         del log[:]
                         try:
                             fn(*args, **kwargs)

@@ -495,11 +495,15 @@ class Runner:
     # -- chains --------------------------------------------------------------------------
     def verify_chains(self, items: list[tuple[tuple[Layer, ...], str, tuple, int]]
                       ) -> list[ChainResult]:
-        """``items``: (layers innermost first, entry, FA4 parameter names, required count)."""
+        """``items``: (layers innermost first, entry, FA4 parameter names, required count,
+        and optionally the shapes of the tree's calls through the chain: (positional count,
+        ((keyword, constant or ``verdicts.VALUE``), ...)), each run beside FA4's own forms)."""
         out: list[ChainResult | None] = [None] * len(items)
         todo = []
-        for i, (layers, entry, params, required) in enumerate(items):
-            key = (layers, entry, params, required)
+        for i, item in enumerate(items):
+            layers, entry, params, required = item[:4]
+            shapes = tuple(item[4]) if len(item) > 4 else ()
+            key = (layers, entry, params, required, shapes)
             if key in self._chain_cache:
                 out[i] = self._chain_cache[key]
                 continue
@@ -518,6 +522,7 @@ class Runner:
                 break
             jobs = [{"kind": "chain", "entry": k[1], "params": list(k[2]), "required": k[3],
                      "grid": grid_for(c, self.extra_consts), "recovers": self._recovers(k[0]),
+                     "shapes": [[n, [list(kv) for kv in extra]] for n, extra in k[4]],
                      "layers": [{"module": l.module, "template": l.template, "label": l.label,
                                  "trusted_fa4_patch": l.trusted_fa4_patch, "bind": l.bind,
                                  "skippable": not l.names_window}

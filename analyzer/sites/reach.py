@@ -1300,6 +1300,7 @@ class Reach:
     torch: list[tuple[str, TorchFA4]]
     parse_errors: list[tuple[str, str]]
     exports: dict = field(default_factory=dict)    # module -> names that may hold FA4
+    holders: set = field(default_factory=set)      # modules binding FA4's module object
 
     def is_origin(self, module: str) -> bool:
         return any(module == o or module.startswith(o + ".") for o in self.origins)
@@ -1316,7 +1317,8 @@ class Reach:
         if any(dotted == o or dotted.startswith(o + ".") or o.startswith(dotted + ".")
                for o in self.origins):
             return True
-        return any(dotted == m or m.startswith(dotted + ".") for m in self.reaching)
+        return any(dotted == m or m.startswith(dotted + ".") for m in self.reaching) \
+            or dotted in self.holders
 
 
 def compute(index: TreeIndex, sums: dict[str, FileSummary],
@@ -1484,11 +1486,6 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
             if m not in reaching:
                 for line, col, ref in sm.uses:
                     r = ref_fa4(ref, m)
-                    if r is None and ref[0] == "mod" and ref[2] and is_origin(ref[1]):
-                        # it holds FA4's module object itself: another module reads it through
-                        # this name (``helper.fc``), whether or not this one uses it. (A tree
-                        # package held this way is read through by the reader's own chains.)
-                        r = ref[1]
                     if r is not None:
                         reaching.add(m)
                         how[m] = f"{index.modules[m].path}:{line} imports {r}"
@@ -1554,6 +1551,10 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                 f"modules by computed names ({where}): it may be FA4", True)))
     r = Reach(origins, vendored, declared, reaching, how, dyn_unknown, dyn_fa4, torch, errors)
     r.exports = {m: sorted(v) for m, v in exports.items() if v}
+    # modules that bind FA4's module object (``import flash_attn.cute as fc``) without using
+    # it: not reaching by themselves (nothing of theirs calls it), but another module may read
+    # it through them (``getattr(helper.fc, ...)``), and the escape check must look there
+    r.holders = {m for m in index.modules if m not in reaching and holds_fa4_module(m)}
     return r
 
 

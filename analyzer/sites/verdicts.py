@@ -74,6 +74,8 @@ class Judge:
         self.params = params or {}          # entry -> (param names, required count)
         self._layers: dict = {}
         self._chain: dict = {}
+        self._shapes: dict = {}         # (chain, entry) -> shapes of the calls through it
+        self._chain_shapes: dict = {}   # (chain, entry) -> the shapes its result was run with
         self._reads: dict = {}
         self._ext_n = 0
         self._ext_keys: dict = {}
@@ -237,20 +239,35 @@ class Judge:
             if v.entry.version != "fa4" or v.entry.name not in N.WINDOW_ENTRIES:
                 continue
             key = (v.chain, v.entry.name)
-            if key in self._chain or key in [t[0] for t in todo]:
+            shapes = self._shapes.get(key, frozenset())
+            if (key in self._chain and self._chain_shapes.get(key) == shapes) \
+                    or key in [t[0] for t in todo]:
                 continue
             layers = tuple(self.layer(w) for w in v.chain)
             params, req = self.signature(v.entry.name)
-            todo.append((key, (layers, v.entry.name, tuple(params), req)))
+            todo.append((key, (layers, v.entry.name, tuple(params), req,
+                               tuple(sorted(shapes, key=repr))[:MAX_SHAPES])))
         if not todo:
             return
         results = self.runner.verify_chains([t[1] for t in todo])
-        for (key, _), r in zip(todo, results):
+        for (key, item), r in zip(todo, results):
+            if len(self._shapes.get(key, ())) > MAX_SHAPES:
+                r = _not_proved(r, f"more than {MAX_SHAPES} differently shaped calls go "
+                                   "through it (each is run; the rest were not)")
             self._chain[key] = r
+            self._chain_shapes[key] = self._shapes.get(key, frozenset())
+
+    def add_shape(self, v, call) -> None:
+        """Record how one call of the tree passes its other arguments to ``v`` (``call_shape``):
+        the chain is run shaped like it too (a wrapper may branch on them)."""
+        shape = call_shape(call)
+        if shape is not None and v.chain:
+            self._shapes.setdefault((v.chain, v.entry.name), frozenset())
+            self._shapes[(v.chain, v.entry.name)] |= {shape}
 
     def chain(self, v) -> BH.ChainResult:
         key = (v.chain, v.entry.name)
-        if key not in self._chain:
+        if key not in self._chain or self._chain_shapes.get(key) != self._shapes.get(key, frozenset()):
             self.chains([v])
         res = self._chain.get(key) or BH.ChainResult("unknown", "not an entry point with a window")
         tamper = self.namespace_hazard()
@@ -1752,6 +1769,28 @@ _MISSING = object()
 _ANY_NAME = "<any name: code that cannot be read>"
 
 
+MAX_SHAPES = 32
+VALUE = "\0<value>"       # a keyword argument that is not a constant: a stand-in in the sandbox
+
+
+def call_shape(call) -> tuple | None:
+    """(positional count, ((keyword, constant or VALUE), ...)) of a call, its window and
+    ``causal`` left out; None when a ``*`` splat hides how many it passes. Keywords from a
+    ``**`` splat are not listed (the sandbox runs FA4's own forms beside these)."""
+    args = getattr(call, "args", None)
+    if args is None or any(a.kind == "*" for a in args):
+        return None
+    skip = set(N.WINDOW_KEYS) | {"causal"}
+    extra = []
+    for a in args:
+        if a.kind == "k" and a.kw not in skip:
+            val = a.value
+            const = isinstance(val, Lit) and (val.value is None or type(val.value) in
+                                              (bool, int, float, str))
+            extra.append((a.kw, val.value if const else VALUE))
+    return (sum(1 for a in args if a.kind == "p"), tuple(sorted(extra)))
+
+
 def decide(calls, solver, text, judge: Judge) -> None:
     """Fill ``status``/``verdicts`` (and the legacy coverage fields) of every pending call."""
     from analyzer.sites.coverage import window_values
@@ -1883,6 +1922,9 @@ def decide(calls, solver, text, judge: Judge) -> None:
         judge.runner.extra_consts |= consts
         judge._chain.clear()
         judge.runner._chain_cache.clear()
+    for c in pending:
+        for v, _ in c["fa4"]:
+            judge.add_shape(v, c["call"])
     judge.chains([v for c in pending for v, _ in c["fa4"]])
     for c, plan in zip(pending, plans):
         good = [p for p in plan["pairs"] if all(

@@ -1751,5 +1751,25 @@ case("module_object_held_by_another_module/twin", {
     "helper.py": "import flash_attn.cute.interface as fi\n", "m.py": _HELD_MOD.format(w="(None, 0)")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="the same path with (None, 0)")
 
+# 75. a wrapper that normalises only when it is handed few keyword arguments
+# (``len(kwargs) < 3``): run with FA4's own forms (causal and the window) it normalises; the
+# tree's call passes ``softcap=None`` too, and FA4 gets TE's (-1, 0). Before, the sandbox
+# never passed a call's other arguments: a false "safe". The chain is now also run shaped
+# like each call of the tree. The twin normalises whatever it is handed
+_COUNTING = (FA + "\n\ndef _b(x):\n    return None if x is not None and x < 0 else x\n\n\n"
+             "def normalized(fn):\n    def inner(*args, **kwargs):\n"
+             "        w = kwargs.get('window_size')\n"
+             "        if w is not None{cond}:\n"
+             "            kwargs['window_size'] = (_b(w[0]), _b(w[1]))\n"
+             "        return fn(*args, **kwargs)\n    return inner\n\n\n"
+             "fa = normalized(flash_attn_func)\n\n\n"
+             "def run(q, k, v):\n"
+             "    return fa(q, k, v, causal=True, window_size=(-1, 0), softmax_scale=None)\n")
+case("wrapper_counts_its_keyword_arguments", {"m.py": _COUNTING.format(cond=" and len(kwargs) < 3")},
+     "import m\nm.run(1, 2, 3)\n", "unsafe",
+     why="three keyword arguments: the wrapper passes TE's (-1, 0) on")
+case("wrapper_counts_its_keyword_arguments/twin", {"m.py": _COUNTING.format(cond="")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="normalised whatever the call passes")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
