@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import weakref
+from itertools import count, repeat
 
 
 def flat_statements(body, *, loops: bool = False) -> list[ast.stmt]:
@@ -53,9 +54,11 @@ class NodeIndex:
     big trees (TE's attention modules: ~15k nodes each) a dozen questions; ``ast.walk`` for
     each one was most of its time.
 
-    Built by ``index(tree)``; each node then carries ``_fa4_at`` = (a weak reference to the
-    index, its position), so ``walk``/``parent`` work from any node. Nothing points back from
-    the index to its owner: dropping the owner's reference frees both (no cycle)."""
+    Built by ``index(tree)``; a registry (``_REG``: ``id(node)`` -> (a weak reference to the
+    index, its position)) then lets ``walk``/``parent`` work from any node. The index holds its
+    nodes, so their ids stay theirs while it lives; its entries are dropped when it dies (an
+    entry is also checked against the node it names before use). Nothing points back from the
+    index to its owner: dropping the owner's reference frees both."""
 
     __slots__ = ("nodes", "end", "up", "__weakref__")
 
@@ -65,9 +68,36 @@ class NodeIndex:
         except RecursionError:         # a pathologically deep expression: the slower loop
             nodes, end, up = _preorder_loop(root)
         me = weakref.ref(self)
-        for i, n in enumerate(nodes):
-            n._fa4_at = (me, i)
+        ids = list(map(id, nodes))
+        _REG.update(zip(ids, zip(repeat(me), count())))
+        weakref.finalize(self, _unregister, ids, me)
         self.nodes, self.end, self.up = nodes, end, up
+
+
+_REG: dict[int, tuple] = {}
+
+
+def _unregister(ids, me) -> None:
+    get = _REG.get
+    for k in ids:
+        at = get(k)
+        if at is not None and at[0] is me:
+            del _REG[k]
+
+
+# fields that never hold a node (names, strings, numbers, flags; ``ctx``/``op`` are shared
+# singletons the index leaves out): not looked at. A Constant's ``value`` is a Python value
+_NO_NODE = frozenset({"ctx", "op", "id", "attr", "arg", "name", "kind", "level", "module",
+                      "conversion", "is_async", "type_comment", "simple", "tag"})
+_KIDS: dict[type, tuple] = {}
+
+
+def _kid_fields(t: type) -> tuple:
+    f = _KIDS.get(t)
+    if f is None:
+        f = _KIDS[t] = () if t is ast.Constant else \
+            tuple(x for x in t._fields if x not in _NO_NODE)
+    return f
 
 
 def _preorder_recursive(root):
@@ -76,13 +106,19 @@ def _preorder_recursive(root):
     up: list[int] = []
     AST, shared = ast.AST, _SHARED
     add, add_end, add_up = nodes.append, end.append, up.append
+    kids = _KIDS
+    fields_of = _kid_fields
 
     def visit(node, p):
         i = len(nodes)
         add(node)
         add_end(0)
         add_up(p)
-        for f in node._fields:
+        t = node.__class__
+        fs = kids.get(t)
+        if fs is None:
+            fs = fields_of(t)
+        for f in fs:
             v = getattr(node, f, None)
             if v.__class__ is list:
                 for x in v:
@@ -116,7 +152,7 @@ def _preorder_loop(root):
         stack.append(None)
         above.append(i)
         kids = []
-        for f in node._fields:
+        for f in _kid_fields(node.__class__):
             v = getattr(node, f, None)
             if v.__class__ is list:
                 kids.extend(x for x in v if isinstance(x, AST) and not isinstance(x, shared))
@@ -134,7 +170,7 @@ def index(tree: ast.AST) -> NodeIndex:
 
 
 def _at(node: ast.AST):
-    at = node.__dict__.get("_fa4_at")
+    at = _REG.get(id(node))
     if at is None:
         return None, 0
     ix = at[0]()

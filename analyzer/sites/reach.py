@@ -1261,28 +1261,42 @@ def _cache_dir() -> Path | None:
 
 
 def summaries(index: TreeIndex, use_cache: bool = True) -> dict[str, FileSummary]:
+    """Each module's ``FileSummary``, cached by the file's path and bytes. The cache is one
+    pack per set of paths (a tree: one read and one write per run, not one file per module);
+    an entry is found by its own key, so an edited file misses alone."""
     out = {}
     d = _cache_dir() if use_cache else None
+    pack_file = None
+    pack: dict = {}
+    if d is not None:
+        names = hashlib.sha256(f"{SUMMARY_VERSION}\0".encode()
+                               + "\0".join(sorted(i.path for i in index.modules.values())).encode())
+        pack_file = d / "packs" / names.hexdigest()[:32]
+        try:
+            got = pickle.loads(pack_file.read_bytes())
+            pack = got if isinstance(got, dict) else {}
+        except (OSError, pickle.PickleError, EOFError, AttributeError, ValueError, TypeError,
+                ImportError, IndexError):
+            pack = {}
+    fresh: dict = {}
+    missed = False
     for name, info in index.modules.items():
         if info.error is not None:
             out[name] = FileSummary(name, info.is_pkg, info.error)
             continue
         key = hashlib.sha256(f"{SUMMARY_VERSION}\0{info.path}\0".encode()
                              + info.raw).hexdigest()[:32]
-        f = d / key[:2] / key if d is not None else None
-        hit = None
-        if f is not None:
-            try:
-                hit = pickle.loads(f.read_bytes())
-            except (OSError, pickle.PickleError, EOFError, AttributeError, ValueError):
-                hit = None
+        hit = pack.get(key)
         if isinstance(hit, FileSummary):
-            out[name] = hit
+            out[name] = fresh[key] = hit
             continue
         s = summarize(info.path, info.source, info)
         out[name] = s
-        if f is not None and s.error is None:
-            write_atomic(f, pickle.dumps(s))
+        if s.error is None:
+            fresh[key] = s
+            missed = True
+    if pack_file is not None and (missed or len(fresh) != len(pack)):
+        write_atomic(pack_file, pickle.dumps(fresh, protocol=pickle.HIGHEST_PROTOCOL))
     return out
 
 
