@@ -98,17 +98,18 @@ def unread_code(top: Path, root: Path, cap_bytes: int) -> list[tuple[str, str]]:
             if low.endswith((".pyc", ".pyo")):
                 if d.name == "__pycache__" or fn.rsplit(".", 1)[0] + ".py" in present:
                     continue                # a cache of a source the pass reads
-                data = _read(p, cap_bytes)
-                if data is None or prefilter.mentions_fa(data):
+                got = _read(p, cap_bytes)
+                if got is None or not got[1] or prefilter.mentions_fa(got[0]):
                     out.append((rel, "a compiled module with no source beside it (`import` "
                                      "loads it); the pass reads source only"))
                 continue
             if low.endswith(_NOT_CODE):
                 continue
-            head = _read(p, 4)
-            if head is None:
-                head = b""
-            if head.startswith(b"PK\x03\x04"):
+            got = _read(p, cap_bytes)
+            if got is None:
+                continue
+            data, whole = got
+            if data.startswith(b"PK\x03\x04"):
                 members = _archive_members(p)
                 if members:
                     out.append((rel, f"a zip archive Python can import from (zipimport) holds "
@@ -117,8 +118,7 @@ def unread_code(top: Path, root: Path, cap_bytes: int) -> list[tuple[str, str]]:
                                         else "")
                                      + ", which the pass does not read"))
                 continue
-            data = _read(p, cap_bytes)
-            if data is None or b"\0" in data[:8192] or not prefilter.mentions_fa(data):
+            if not whole or b"\0" in data[:8192] or not prefilter.mentions_fa(data):
                 continue
             if _names_fa(data):
                 out.append((rel, "Python code in a file that is not a .py module (exec, "
@@ -127,17 +127,19 @@ def unread_code(top: Path, root: Path, cap_bytes: int) -> list[tuple[str, str]]:
     return out
 
 
-def _read(p: Path, limit: int) -> bytes | None:
-    """The file's bytes (None: not a regular file, unreadable, or over ``limit`` bytes when
-    ``limit`` is the parse cap). ``limit`` 4 reads the first 4 bytes of any size."""
+def _read(p: Path, cap_bytes: int) -> tuple[bytes, bool] | None:
+    """(bytes, whole): the file's bytes, or its first 4 when it is over ``cap_bytes`` (enough
+    to tell an archive, which is read through its directory whatever its size). None: not a
+    regular file (a FIFO is never opened: that would block) or unreadable."""
+    import stat
+
     try:
-        if not p.is_file():
+        st = os.stat(p)
+        if not stat.S_ISREG(st.st_mode):
             return None
-        if limit <= 8:
-            with open(p, "rb") as fh:
-                return fh.read(limit)
-        if os.path.getsize(p) > limit:
-            return None
-        return p.read_bytes()
+        with open(p, "rb") as fh:
+            if st.st_size > cap_bytes:
+                return fh.read(4), False
+            return fh.read(), True
     except OSError:
         return None
