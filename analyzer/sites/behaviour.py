@@ -720,6 +720,32 @@ class _Def:
     names: set
 
 
+def _branch_bound(tree: ast.Module) -> set[str]:
+    """Module-level names bound more than once where at least one binding sits inside a
+    compound statement (if/try/for/while/with/match at the top level, not a def or class)."""
+    from analyzer.sites.astutil import sub_bodies
+
+    count: dict[str, int] = {}
+    nested: set[str] = set()
+    stack = [(st, False) for st in tree.body]
+    while stack:
+        st, inside = stack.pop()
+        names = set(bound_names(st))
+        if isinstance(st, (ast.For, ast.AsyncFor)):
+            names |= {n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
+        elif isinstance(st, (ast.With, ast.AsyncWith)):
+            names |= {n.id for it in st.items if it.optional_vars is not None
+                      for n in ast.walk(it.optional_vars) if isinstance(n, ast.Name)}
+        for n in names:
+            count[n] = count.get(n, 0) + 1
+            if inside:
+                nested.add(n)
+        if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for body in sub_bodies(st):
+                stack.extend((x, True) for x in body)
+    return {n for n in nested if count[n] > 1}
+
+
 def bound_names(st: ast.stmt) -> set[str]:
     """The names one statement binds where it stands: a def or class name, every name its
     assignment targets spell (``x[i] = ...`` counts ``x`` and ``i``: an over-approximation),
@@ -819,6 +845,11 @@ def extract(index, modname: str, roots: Iterable[str], depth: int = 0,
     # statements give: left opaque (touching it is "unknown"), never read off one statement
     for n in _rebound_globals(info):
         defs.pop(n, None)
+    # a name bound on a branch (if/else, try/except, a loop or with body, a match case) and
+    # bound again elsewhere: which binding holds depends on the branch taken, and the sources
+    # below keep the last one only -- left opaque
+    for n in _branch_bound(info.tree) & set(defs):
+        defs.pop(n)
     outside = _StoredOutside(index, info)
     want = list(roots)
     chosen: list[ast.stmt] = []

@@ -1771,5 +1771,30 @@ case("wrapper_counts_its_keyword_arguments", {"m.py": _COUNTING.format(cond=" an
 case("wrapper_counts_its_keyword_arguments/twin", {"m.py": _COUNTING.format(cond="")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="normalised whatever the call passes")
 
+# 76. a module-level window bound on both sides of a branch (``if sys.version_info >= ...:
+# WINDOW = (-1, 0) else: WINDOW = (None, 0)``, ``WINDOW = (-1, 0)`` then ``if False: WINDOW =
+# (None, 0)``, try/except). The sandbox ran the module's statements flattened, last binding
+# first: it read (None, 0), a false "safe". A name bound on a branch and again elsewhere is now
+# opaque there. The twin binds it once
+_BRANCH_WINDOW = (FA + "import sys\n\n{bind}\n\n\ndef run(q, k, v):\n"
+                  "    return flash_attn_func(q, k, v, causal=True, window_size=WINDOW)\n")
+case("module_window_bound_on_a_branch", {"m.py": _BRANCH_WINDOW.format(
+    bind="if sys.version_info >= (3, 0):\n    WINDOW = (-1, 0)\nelse:\n    WINDOW = (None, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the branch that runs binds TE's (-1, 0)")
+case("module_window_bound_on_a_branch/twin", {"m.py": _BRANCH_WINDOW.format(
+    bind="if sys.version_info >= (3, 0):\n    WINDOW = (None, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="bound once, on the branch that runs")
+case("wrapper_defined_on_a_branch", {"m.py": FA + "import sys\n\nif sys.version_info >= (3, 0):\n"
+     "    def _b(x):\n        return x\nelse:\n    def _b(x):\n"
+     "        return None if x is not None and x < 0 else x\n\n\n"
+     "def run(q, k, v):\n    return flash_attn_func(q, k, v, causal=True, window_size=(_b(-1), 0))\n"},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the helper that runs passes -1 through")
+case("wrapper_defined_on_a_branch/twin", {"m.py": FA + "\n\ndef _b(x):\n"
+     "    return None if x is not None and x < 0 else x\n\n\n"
+     "def run(q, k, v):\n    return flash_attn_func(q, k, v, causal=True, window_size=(_b(-1), 0))\n"},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="one helper, normalising")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
