@@ -108,6 +108,10 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
                 out.add(("unk", f"parameter {name} of {fn.qualname}", fnkey))
                 if payload[2] is not None:
                     out |= window_values(solver, fnkey, payload[2], side, depth + 1, seen)
+                # what the tree's own calls pass for it (a literal -2, a caller's default, an
+                # expression): the convention on values from outside (None, ints >= -1) says
+                # nothing about them
+                out |= _from_callers(solver, fn, name, side, depth, seen)
             else:
                 out.add(("unk", f"{name} ({kind})", None))
         return out
@@ -139,6 +143,32 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
             # comparisons lie): outside the ints and None every wrapper is proved on
             return {("unk", f"{expr_label(expr)} is {made}", None, expr_label(expr))}
     return {("unk", expr_label(expr), None)}
+
+
+def _from_callers(solver: Solver, fn, name: str, side, depth: int, seen: set) -> set:
+    """The window values the tree's calls of ``fn`` pass for its parameter ``name`` (each
+    argument read where the call stands; a ``*``/``**`` argument of unknown shape is an
+    unknown). Callers in files the pass did not parse are not asked for here: their values are
+    the parameter's outside values."""
+    out: set = set()
+    if depth > 6:
+        return out
+    saved, solver.search_ok = solver.search_ok, True     # files that call it are parsed
+    try:
+        callers = solver.callers(fn)
+    except RecursionError:
+        return {("unk", f"the callers of {fn.qualname}", None)}
+    finally:
+        solver.search_ok = saved
+    for caller, call, _guards, _tte, shift in callers:
+        edge = solver._edge(fn, caller, call, shift, static=True)
+        line = call.pos[0] if call.pos and isinstance(call.pos[0], int) else None
+        for expr, fnkey, _facts, _exact in edge["src"].get(name, []):
+            out |= window_values(solver, fnkey, expr, side, depth + 1, seen, line)
+        if edge["src"].get("*unknown*") or any(kw is None for kw, _e, _p in edge["extra_kw"]):
+            out.add(("unk", f"a call of {fn.qualname} at {caller.mod.path}:{line or 0} "
+                            "passes arguments the pass cannot place", None))
+    return out
 
 
 _NOT_INTS = frozenset({"builtins.float", "builtins.complex", "decimal.Decimal",

@@ -222,6 +222,14 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
         for rec in list(solver.records.values()):
             if rec["scope"] == "<module>":
                 request_callers(rec["name"])
+        # a module-level function that calls FA4 with windows it takes as parameters: what
+        # the tree's own calls of it pass (``coverage._from_callers``) is read from the files
+        # that call it by name
+        for c in calls:
+            fnobj = c.get("fn")
+            if c.get("fa4") and fnobj is not None and fnobj.ir is not None \
+                    and fnobj.cls is None and "." not in fnobj.qualname and fnobj.params:
+                request_callers(fnobj.name)
         for k, v in list(solver.memo.items()):
             if k[0] == "ret" and any(isinstance(x, FAFunc) for x, _ in v):
                 fnobj = solver.fns.get(k[1])

@@ -981,6 +981,13 @@ def _namespace_write(n, modules: set) -> str:
     return ""
 
 
+def _shape_only(atom) -> bool:
+    """An unknown that only says the value is read at another shape than asked (a pair where
+    one side is expected, or the other way round): not a value the tree computes."""
+    return atom[1] in ("a pair where one side is expected", "an int where a pair is expected",
+                       "not a pair")
+
+
 def _bound_otherwise(info, name: str) -> bool:
     """Does the module bind ``name`` at its top level other than by a plain assignment, a def,
     a class or an import -- a ``for``/``with`` target, a walrus, a ``match`` capture, an
@@ -1459,6 +1466,15 @@ class _Enumerator:
                     local[name] = sorted(set(others) | vals, key=repr)
                     continue
                 if unk or not vals:
+                    # the two sides one by one (a pair handed over by the tree's own calls): a
+                    # side outside the window domain (-2, a float) or one the tree computes
+                    # and cannot bound (``sw - 1``) is not covered by running the domain
+                    for sd in (0, 1):
+                        side_atoms = window_values(self.solver, site.fn, value, sd, line=line)
+                        if any(a[0] == "int" and a[1] < -1 or len(a) > 3
+                               or a[0] == "unk" and a[2] is None and not _shape_only(a)
+                               for a in side_atoms):
+                            return None
                     pairs, punk = _pair_values(self.solver, site.fn, value, line=line)
                     if pairs and not punk and all(isinstance(p, tuple) for p in pairs):
                         local[name] = sorted(pairs, key=lambda p: tuple(

@@ -1796,5 +1796,28 @@ case("wrapper_defined_on_a_branch/twin", {"m.py": FA + "\n\ndef _b(x):\n"
      "def run(q, k, v):\n    return flash_attn_func(q, k, v, causal=True, window_size=(_b(-1), 0))\n"},
      "import m\nm.run(1, 2, 3)\n", "safe", why="one helper, normalising")
 
+# 78. a call-site helper that maps exactly -1 to None (right on TE's own values), in a
+# function whose window parameter the tree's own calls fill with -2 (a literal, or a caller's
+# default through ``sw - 1``). The parameter was run over the window domain of values from
+# outside the tree (None, ints >= -1): a false "safe". What the tree's calls pass is now read.
+# The twin's helper maps every negative bound
+_EQ_HELPER = ("from flash_attn.cute.interface import flash_attn_varlen_func\n\n\n"
+              "def _to_fa4(b):\n    return None if {test} else b\n\n\n"
+              "def fa4_varlen(q, k, v, cu, causal, window_size):\n"
+              "    return flash_attn_varlen_func(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, "
+              "causal=causal,\n                                  window_size=(_to_fa4(window_size[0]), "
+              "_to_fa4(window_size[1])))\n")
+_EQ_CALLER = ("from compat import fa4_varlen\n\n\n"
+              "def dpa(q, k, v, cu, sliding_window=-1):\n"
+              "    return fa4_varlen(q, k, v, cu, True, (sliding_window - 1, 0))\n")
+case("tree_passes_a_value_the_helper_misses", {
+    "compat.py": _EQ_HELPER.format(test="b == -1"), "dpa.py": _EQ_CALLER},
+     "import dpa\ndpa.dpa(1, 2, 3, 4)\n", "unknown", exhaustive=False,
+     why="dpa's default gives (-2, 0), which the helper hands FA4 as it is")
+case("tree_passes_a_value_the_helper_misses/twin", {
+    "compat.py": _EQ_HELPER.format(test="b is not None and b < 0"),
+    "dpa.py": _EQ_CALLER.replace("(sliding_window - 1, 0)", "(sliding_window, 0)")},
+     "import dpa\ndpa.dpa(1, 2, 3, 4)\n", "safe", why="every negative bound becomes None")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
