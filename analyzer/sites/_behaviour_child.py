@@ -96,6 +96,14 @@ class Bound(int):
     def __repr__(self):
         return repr(_raw(self))
 
+    def __getattr__(self, name):
+        # only for what a plain int does not have (``hasattr(x, "item")``, ``x.dtype``): the
+        # code tells bounds of other types apart (a numpy int, a 0-d tensor), and those take
+        # a path no int of the grid takes
+        FLAGS.add(f"looks for .{name} on a bound (a plain int has none): a bound of another "
+                  "type may take another path")
+        raise AttributeError(name)
+
 
 for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__floordiv__",
             "__rfloordiv__", "__mod__", "__rmod__", "__truediv__", "__rtruediv__", "__neg__",

@@ -163,12 +163,19 @@ def _from_callers(solver: Solver, fn, name: str, side, depth: int, seen: set) ->
     for caller, call, _guards, _tte, shift in callers:
         edge = solver._edge(fn, caller, call, shift, static=True)
         line = call.pos[0] if call.pos and isinstance(call.pos[0], int) else None
+        where = f"{FROM_CALLER}{fn.qualname} at {caller.mod.path}:{line or 0}"
         for expr, fnkey, _facts, _exact in edge["src"].get(name, []):
-            out |= window_values(solver, fnkey, expr, side, depth + 1, seen, line)
+            for a in window_values(solver, fnkey, expr, side, depth + 1, seen, line):
+                # what the tree computes and cannot bound, handed over by its own call: not a
+                # value from outside (marked, so the window domain is not taken for it)
+                out.add(("unk", f"{where}: {a[1]}", None) if a[0] == "unk" and a[2] is None
+                        and len(a) == 3 and not a[1].startswith(FROM_CALLER) else a)
         if edge["src"].get("*unknown*") or any(kw is None for kw, _e, _p in edge["extra_kw"]):
-            out.add(("unk", f"a call of {fn.qualname} at {caller.mod.path}:{line or 0} "
-                            "passes arguments the pass cannot place", None))
+            out.add(("unk", f"{where}: arguments the pass cannot place", None))
     return out
+
+
+FROM_CALLER = "from the tree's call of "
 
 
 _NOT_INTS = frozenset({"builtins.float", "builtins.complex", "decimal.Decimal",

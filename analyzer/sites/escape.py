@@ -602,7 +602,7 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
     if isinstance(p, (ast.IfExp, ast.BoolOp)):   # the test of a conditional
         return ""
     if isinstance(p, ast.Return):
-        return ""
+        return _returned_unfollowed(p)
     if isinstance(p, (ast.List, ast.Tuple)):
         q = sc.parent(p)
         if isinstance(q, ast.Assign) and all(isinstance(t, ast.Name) for t in q.targets):
@@ -633,6 +633,34 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
                       ast.Subscript, ast.comprehension, ast.GeneratorExp, ast.ListComp)):
         return f"is used in a {type(p).__name__} the pass does not follow"
     return f"is used in a {type(p).__name__ if p is not None else 'statement'} the pass does not follow"
+
+
+_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
+
+
+def _returned_unfollowed(ret) -> str:
+    """A ``return`` the flow follows only where the function is called by name: not from a
+    getter (``@property``, ``@cached_property``, any decorator that may change how the result
+    is obtained) or a special method Python calls itself (``__get__``, ``__getattr__``,
+    ``__enter__``...): reading an attribute or a ``with`` gives what it returns. "" when
+    followed."""
+    f = _parent_of(ret)          # the module's index: up past the statement being read
+    while f is not None and not isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                               ast.Lambda)):
+        f = _parent_of(f)
+    if not isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ""
+    if f.name.startswith("__") and f.name.endswith("__") and f.name not in ("__init__",
+                                                                             "__call__"):
+        return (f"is returned by {f.name}, which Python calls itself (an attribute read, a "
+                "with, an iteration): where the result goes is not followed")
+    for d in f.decorator_list:
+        name = d.id if isinstance(d, ast.Name) else d.attr if isinstance(d, ast.Attribute) \
+            else None
+        if name not in _PLAIN_DECORATORS:
+            return (f"is returned by {f.name}, decorated with {ast.unparse(d)} (a property or "
+                    "another decorator may hand the result out without a call): not followed")
+    return ""
 
 
 def _module_use(sc, node, fn, solver, call_at, path) -> str:

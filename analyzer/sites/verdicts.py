@@ -245,8 +245,9 @@ class Judge:
                 continue
             layers = tuple(self.layer(w) for w in v.chain)
             params, req = self.signature(v.entry.name)
-            todo.append((key, (layers, v.entry.name, tuple(params), req,
-                               tuple(sorted(shapes, key=repr))[:MAX_SHAPES])))
+            run_as = tuple(sorted(shapes, key=repr))[:MAX_SHAPES] + \
+                _outside_shapes(tuple(params), req)
+            todo.append((key, (layers, v.entry.name, tuple(params), req, run_as)))
         if not todo:
             return
         results = self.runner.verify_chains([t[1] for t in todo])
@@ -981,13 +982,6 @@ def _namespace_write(n, modules: set) -> str:
     return ""
 
 
-def _shape_only(atom) -> bool:
-    """An unknown that only says the value is read at another shape than asked (a pair where
-    one side is expected, or the other way round): not a value the tree computes."""
-    return atom[1] in ("a pair where one side is expected", "an int where a pair is expected",
-                       "not a pair")
-
-
 def _bound_otherwise(info, name: str) -> bool:
     """Does the module bind ``name`` at its top level other than by a plain assignment, a def,
     a class or an import -- a ``for``/``with`` target, a walrus, a ``match`` capture, an
@@ -1444,7 +1438,7 @@ class _Enumerator:
 
     def _register(self, site, fn, node, src, line, free, want, extra=(), roots=(),
                   pseudo=None):
-        from analyzer.sites.coverage import window_values
+        from analyzer.sites.coverage import FROM_CALLER, window_values
 
         pseudo = pseudo or {}
         local, module_level = {}, set()
@@ -1472,8 +1466,8 @@ class _Enumerator:
                     for sd in (0, 1):
                         side_atoms = window_values(self.solver, site.fn, value, sd, line=line)
                         if any(a[0] == "int" and a[1] < -1 or len(a) > 3
-                               or a[0] == "unk" and a[2] is None and not _shape_only(a)
-                               for a in side_atoms):
+                               or a[0] == "unk" and a[2] is None
+                               and a[1].startswith(FROM_CALLER) for a in side_atoms):
                             return None
                     pairs, punk = _pair_values(self.solver, site.fn, value, line=line)
                     if pairs and not punk and all(isinstance(p, tuple) for p in pairs):
@@ -1787,6 +1781,21 @@ _ANY_NAME = "<any name: code that cannot be read>"
 
 MAX_SHAPES = 32
 VALUE = "\0<value>"       # a keyword argument that is not a constant: a stand-in in the sandbox
+
+
+def _outside_shapes(params: tuple, required: int) -> tuple:
+    """Shapes a caller outside the tree may use, beside FA4's own forms: each positional count
+    up to the first of ``causal`` and the window parameters (the optional ones before it given
+    by position), and every optional parameter given by keyword (as None, FA4's usual
+    default). A wrapper that counts its arguments is then run on both ends of the counts."""
+    stop = min((i for i, p in enumerate(params) if p == "causal" or p in N.WINDOW_KEYS),
+               default=len(params))
+    out = [(n, ()) for n in range(required + 1, stop + 1)]
+    skip = set(N.WINDOW_KEYS) | {"causal"}
+    every = tuple(sorted((p, None) for p in params[required:] if p not in skip))
+    if every:
+        out.append((required, every))
+    return tuple(out)
 
 
 def call_shape(call) -> tuple | None:

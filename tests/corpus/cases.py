@@ -1819,5 +1819,43 @@ case("tree_passes_a_value_the_helper_misses/twin", {
     "dpa.py": _EQ_CALLER.replace("(sliding_window - 1, 0)", "(sliding_window, 0)")},
      "import dpa\ndpa.dpa(1, 2, 3, 4)\n", "safe", why="every negative bound becomes None")
 
+# 79. FA4 handed out by a property getter (``@property def fa(self): return fa4``) and
+# called through the attribute (``A().fa(q, k, v, window_size=...)``). The flow follows a
+# return only where the function is called by name: the getter's result was lost, a false
+# "safe" with no binding. A return from a decorated function or a special method is now an
+# escape. The twin's getter returns a normalising function
+_PROPERTY = ("import flash_attn.cute.interface as _fi\n\n\n"
+             "def _n(x):\n    return None if x is not None and x < 0 else x\n\n\n"
+             "def _fixed(q, k, v, causal=False, window_size=(None, None)):\n"
+             "    return _fi.flash_attn_func(q, k, v, causal=causal, "
+             "window_size=(_n(window_size[0]), _n(window_size[1])))\n\n\n"
+             "class A:\n    @property\n    def fa(self):\n        return {got}\n\n\n"
+             "def run(q, k, v):\n    return A().fa(q, k, v, causal=True, window_size=(-1, 0))\n")
+case("fa4_handed_out_by_a_property", {"m.py": _PROPERTY.format(got="_fi.flash_attn_func")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the getter hands out FA4 itself: it gets TE's (-1, 0)")
+case("fa4_handed_out_by_a_property/twin", {"m.py": _PROPERTY.format(got="_fixed")},
+     "import m\nm.run(1, 2, 3)\n", "safe",
+     why="the getter hands out a tree function whose FA4 call normalises the window")
+
+# 80. a wrapper that lets bounds of other types through (``hasattr(x, "item")``: a numpy int,
+# a 0-d tensor): on plain ints it normalises, so the grid proved it. Looking for an attribute a
+# plain int lacks is now a flag of the sandbox (not a proof). The twin does not look
+_PROBE = (FA + "import functools\n\n\n"
+          "def _n(x):\n    return {body}\n\n\n"
+          "def wrap(fn):\n    @functools.wraps(fn)\n"
+          "    def inner(*a, window_size=(None, None), **kw):\n"
+          "        return fn(*a, window_size=(_n(window_size[0]), _n(window_size[1])), **kw)\n"
+          "    return inner\n\n\nfa = wrap(flash_attn_func)\n\n\n"
+          "def run(q, k, v, w):\n    return fa(q, k, v, causal=True, window_size=w)\n")
+case("wrapper_lets_other_int_types_through", {"m.py": _PROBE.format(
+    body="x if hasattr(x, 'item') else (None if x is not None and x < 0 else x)")},
+     "import m\n\n\nclass I(int):\n    def item(self):\n        return int(self)\n\n\n"
+     "m.run(1, 2, 3, (I(-1), 0))\n", "unknown", exhaustive=False,
+     why="a numpy-like -1 passes through unchanged")
+case("wrapper_lets_other_int_types_through/twin", {"m.py": _PROBE.format(
+    body="None if x is not None and x < 0 else x")},
+     "import m\nm.run(1, 2, 3, (-1, 0))\n", "safe", why="every negative bound becomes None")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
