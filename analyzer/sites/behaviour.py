@@ -522,7 +522,7 @@ class Runner:
                 break
             jobs = [{"kind": "chain", "entry": k[1], "params": list(k[2]), "required": k[3],
                      "grid": grid_for(c, self.extra_consts), "recovers": self._recovers(k[0]),
-                     "shapes": [[n, [list(kv) for kv in extra]] for n, extra in k[4]],
+                     "shapes": [[sh[0], [list(kv) for kv in sh[1]], *sh[2:]] for sh in k[4]],
                      "layers": [{"module": l.module, "template": l.template, "label": l.label,
                                  "trusted_fa4_patch": l.trusted_fa4_patch, "bind": l.bind,
                                  "skippable": not l.names_window}

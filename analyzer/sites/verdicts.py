@@ -1790,11 +1790,11 @@ def _outside_shapes(params: tuple, required: int) -> tuple:
     default). A wrapper that counts its arguments is then run on both ends of the counts."""
     stop = min((i for i, p in enumerate(params) if p == "causal" or p in N.WINDOW_KEYS),
                default=len(params))
-    out = [(n, ()) for n in range(required + 1, stop + 1)]
+    out = [(n, (), "outside") for n in range(required + 1, stop + 1)]
     skip = set(N.WINDOW_KEYS) | {"causal"}
     every = tuple(sorted((p, None) for p in params[required:] if p not in skip))
     if every:
-        out.append((required, every))
+        out.append((required, every, "outside"))
     return tuple(out)
 
 
