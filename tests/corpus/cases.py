@@ -1857,5 +1857,26 @@ case("wrapper_lets_other_int_types_through/twin", {"m.py": _PROBE.format(
     body="None if x is not None and x < 0 else x")},
      "import m\nm.run(1, 2, 3, (-1, 0))\n", "safe", why="every negative bound becomes None")
 
+# 81. a public wrapped binding that normalises only for the positional count the tree's own
+# calls use (``len(a) == 2``): a caller outside the tree that passes softmax_scale by position
+# hands FA4 TE's (-1, 0). The chain is now also run as outside callers may call it (each
+# positional count before causal and the window). The twin normalises whatever it is handed
+_COUNTS_POS = ("import functools\nimport flash_attn.cute.interface as _fi\n\n\n"
+               "def _n(x):\n    return None if x is not None and x < 0 else x\n\n\n"
+               "def wrap(fn):\n    @functools.wraps(fn)\n"
+               "    def inner(q, *a, window_size=(None, None), **kw):\n"
+               "        fixed = (_n(window_size[0]), _n(window_size[1]))\n"
+               "        return fn(q, *a, window_size=fixed{cond}, **kw)\n    return inner\n\n\n"
+               "flash_attn_func = wrap(_fi.flash_attn_func)\n\n\n"
+               "def attn(q, k, v, w):\n    return flash_attn_func(q, k, v, causal=True, window_size=w)\n")
+case("wrapper_counts_positional_arguments", {"m.py": _COUNTS_POS.format(
+    cond=" if len(a) == 2 else window_size")},
+     "import m\nm.attn(1, 2, 3, (-1, 0))\nm.flash_attn_func(1, 2, 3, None, causal=True, "
+     "window_size=(-1, 0))\n", "unsafe",
+     why="called with softmax_scale by position, FA4 gets TE's (-1, 0)")
+case("wrapper_counts_positional_arguments/twin", {"m.py": _COUNTS_POS.format(cond="")},
+     "import m\nm.attn(1, 2, 3, (-1, 0))\nm.flash_attn_func(1, 2, 3, None, causal=True, "
+     "window_size=(-1, 0))\n", "safe", why="normalised in every shape")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
