@@ -333,6 +333,8 @@ def _shaped(forms, params, shape):
     npos, extra, outside = shape
     out = []
     for form, args, kwargs in forms:
+        if form.startswith("positional") and not extra:
+            continue            # the window's position fixes the count: the base form itself
         if not form.startswith("positional") and npos > len(args):
             # an optional parameter given by position: its value is not known (None, FA4's
             # usual default, rather than a tensor stand-in)
@@ -459,6 +461,7 @@ def run_chain(job):
     entry, params, required = job["entry"], job["params"], job["required"]
     shapes = [(sh[0], [tuple(kv) for kv in sh[1]], len(sh) > 2)
               for sh in job.get("shapes", ())]
+    own_shapes = [sh for sh in shapes if not sh[2]]
     grid = job["grid"]
     out = {"results": [], "seen": [], "flags": [], "error": None, "assumed": []}
     log = []
@@ -476,8 +479,10 @@ def run_chain(job):
                 for causal in (True, False):
                     lv = Bound(L) if (tracked and L is not None) else L
                     rv = Bound(R) if (tracked and R is not None) else R
+                    # an outside caller's shapes are run once, untracked: the constants and
+                    # flags a wrapper shows are read off the tree's own forms
                     for form, args, kwargs in _forms(entry, params, required, lv, rv, causal,
-                                                     shapes):
+                                                     shapes if not tracked else own_shapes):
                         del log[:]
                         res = {"form": form, "L": L, "R": R, "causal": causal,
                                "tracked": tracked}

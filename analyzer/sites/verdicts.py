@@ -1784,13 +1784,13 @@ VALUE = "\0<value>"       # a keyword argument that is not a constant: a stand-i
 
 
 def _outside_shapes(params: tuple, required: int) -> tuple:
-    """Shapes a caller outside the tree may use, beside FA4's own forms: each positional count
-    up to the first of ``causal`` and the window parameters (the optional ones before it given
-    by position), and every optional parameter given by keyword (as None, FA4's usual
-    default). A wrapper that counts its arguments is then run on both ends of the counts."""
+    """Shapes a caller outside the tree may use, beside FA4's own forms: one and all of the
+    optional parameters before ``causal`` and the window given by position, and every optional
+    parameter given by keyword (as None, FA4's usual default). A wrapper that counts its
+    arguments is then run on both ends of the counts (an exact count in between is a gap)."""
     stop = min((i for i, p in enumerate(params) if p == "causal" or p in N.WINDOW_KEYS),
                default=len(params))
-    out = [(n, (), "outside") for n in range(required + 1, stop + 1)]
+    out = [(n, (), "outside") for n in sorted({required + 1, stop}) if required < n <= stop]
     skip = set(N.WINDOW_KEYS) | {"causal"}
     every = tuple(sorted((p, None) for p in params[required:] if p not in skip))
     if every:
