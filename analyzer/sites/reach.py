@@ -1464,7 +1464,10 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                 # use of the name reaches FA4, and the file is then never parsed here
                 quick = text_chains(info.source, alias)
                 if quick is not None and not any(chain_fa4(base, c) for c in quick):
-                    chain_cache[key] = set()
+                    # the text's chains are kept, not the answer: the fixpoint may still add
+                    # the name a chain reads to the module's exports (``import pkg``, then
+                    # ``pkg.attn_impl`` re-exported by ``pkg/__init__``)
+                    chain_cache[key] = quick
             if key not in chain_cache:
                 t = info.tree if info is not None else None
                 if t is None:
