@@ -606,6 +606,11 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
     if isinstance(p, (ast.List, ast.Tuple)):
         q = sc.parent(p)
         if isinstance(q, ast.Assign) and all(isinstance(t, ast.Name) for t in q.targets):
+            if q is sc.root and sc.cls is not None:
+                # a class attribute (``class K: fns = [fa4]``): ``K.fns[0](...)`` and
+                # ``self.fns[0]`` are not followed
+                return f"is put in a list or tuple kept as class attribute {sc.cls}." \
+                    f"{ast.unparse(q.targets[0])}"
             return ""
         if isinstance(q, ast.Starred):
             call = sc.parent(q)

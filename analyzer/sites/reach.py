@@ -41,7 +41,7 @@ from fa4_patch import names as N
 from analyzer.sites.bindings import fa_version_of_module
 from analyzer.sites.cache import write_atomic
 
-SUMMARY_VERSION = 20
+SUMMARY_VERSION = 21
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -361,10 +361,10 @@ def _result_use(parent: dict, call: ast.Call, scope) -> tuple[bool, str]:
         return (_call_carries_window(c), f"calls .{p.attr}(...) on it")
     if isinstance(p, ast.Attribute):
         q = parent.get(p)
-        if isinstance(q, (ast.Assign, ast.Return, ast.Call, ast.Dict, ast.List, ast.Tuple,
-                          ast.keyword)):
-            return True, f"its attribute .{p.attr} is passed on"
-        return False, ""
+        if isinstance(q, (ast.Compare, ast.If, ast.BoolOp, ast.UnaryOp, ast.Expr)):
+            return False, ""
+        # passed on, stored, or read further (``.__dict__["flash_attn_func"]``)
+        return True, f"its attribute .{p.attr} is passed on or read further"
     if isinstance(p, ast.Assign) and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name):
         var = p.targets[0].id
         body = scope if scope is not None else None
@@ -572,10 +572,11 @@ _VENDOR_RE = re.compile(r"\bdef\s+(flash_attn_func|flash_attn_varlen_func|_flash
                         r"_flash_attn_bwd)\s*\(")
 # what a dynamic import or torch's FA4 switch looks like in text (any spelling the expression
 # walk below recognises matches this: an over-approximation, checked before parsing)
-_DYNAMIC_RE = re.compile(r"import_module|__import__|\bmodules\b|resolve_name"
+_DYNAMIC_RE = re.compile(r"import_module|__import__|\bmodules\b|resolve_name|pydoc"
                          r"|activate_flash_attention_impl|varlen_attn"
                          r"|_flash_attention_(?:forward|backward)")
 _EXPR_NEEDLES = ("import_module", "__import__", "sys.modules", "from sys import", "resolve_name",
+                 "pydoc",
                  "import sys as", "activate_flash_attention_impl", "varlen_attn",
                  "_flash_attention_")
 _OPEN_PAREN = re.compile(r"\s*\(")
@@ -869,12 +870,12 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                 _code_run(s, node, consts, parents)
             elif d == "__import__" or d.endswith(".__import__") \
                     or full in ("importlib.import_module", "runpy.run_module",
-                                "pkgutil.resolve_name", "sys.modules.get",
+                                "pkgutil.resolve_name", "pydoc.locate", "sys.modules.get",
                                 "sys.modules.setdefault", "sys.modules.pop",
                                 "sys.modules.__getitem__"):
                 arg = node.args[0] if node.args else None
                 c = _const_str(arg, consts) if arg is not None else None
-                if c is not None and full == "pkgutil.resolve_name":
+                if c is not None and full in ("pkgutil.resolve_name", "pydoc.locate"):
                     # "pkg.mod:attr" names a module and an attribute; "pkg.mod.attr" is tried
                     # as the longest importable prefix: either way FA4 is inside the name
                     c = c.split(":", 1)[0]
@@ -1013,6 +1014,13 @@ def _code_run(s: FileSummary, node: ast.Call, consts: dict, parents) -> None:
         tree = ast.parse(code) if code is not None else None
     except (SyntaxError, ValueError):
         tree = None
+    if tree is not None and any(isinstance(st, ast.Call) and _call_carries_window(st)
+                                for st in ast.walk(tree)):
+        # the code makes a window call itself (``exec("flash_attn_func(q, k, v,
+        # window_size=(-1, 0))")``): unknown where it stands, whatever else it reads
+        s.dynamic.append(DynamicImport(*where, text, None, True,
+                                       "runs code that makes a call which can carry a "
+                                       "window", True))
     if tree is not None and (_DYNAMIC_RE.search(code) or _runs_code(code)
                              or "getattr" in code or "spec" in code
                              or _reads_module_names(tree)):
@@ -1036,10 +1044,6 @@ def _code_run(s: FileSummary, node: ast.Call, consts: dict, parents) -> None:
                 s.uses.append((*where, ("imp", st.module, a.name)))
                 s.dynamic.append(DynamicImport(*where, text, st.module, True,
                                                "runs code that imports it", False))
-        elif isinstance(st, ast.Call) and _call_carries_window(st):
-            s.dynamic.append(DynamicImport(*where, text, None, True,
-                                           "runs code that makes a call which can carry a "
-                                           "window", True))
 
 
 def _reads_module_names(tree: ast.AST) -> bool:

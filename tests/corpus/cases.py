@@ -1878,5 +1878,43 @@ case("wrapper_counts_positional_arguments/twin", {"m.py": _COUNTS_POS.format(con
      "import m\nm.attn(1, 2, 3, (-1, 0))\nm.flash_attn_func(1, 2, 3, None, causal=True, "
      "window_size=(-1, 0))\n", "safe", why="normalised in every shape")
 
+# 82. FA4 re-exported by a package's ``__init__`` under another name and read as an attribute
+# of the package (``import pkg; pkg.attn_impl(...)``). The reader's chains were answered "no"
+# before the fixpoint had added ``attn_impl`` to the package's exports, and the answer was
+# kept: "safe" without the call. The twin passes (None, 0)
+_REEXP = {"pkg/__init__.py": "from .backend import attn_impl\n",
+          "pkg/backend.py": "from flash_attn.cute.interface import flash_attn_func as attn_impl\n"}
+case("package_attribute_reexport", {**_REEXP, "pkg/main.py": "import pkg\n\n\ndef run(q, k, v):\n"
+     "    return pkg.attn_impl(q, k, v, causal=True, window_size=(-1, 0))\n"},
+     "from pkg.main import run\nrun(1, 2, 3)\n", "unsafe", why="the re-export is FA4 itself")
+case("package_attribute_reexport/twin", {**_REEXP, "pkg/main.py": "import pkg\n\n\ndef run(q, k, v):\n"
+     "    return pkg.attn_impl(q, k, v, causal=True, window_size=(None, 0))\n"},
+     "from pkg.main import run\nrun(1, 2, 3)\n", "safe", why="(None, 0) through the re-export")
+
+# 83. FA4 kept in a list in a class body (``class K: fns = [flash_attn_func]``) and called as
+# ``K.fns[0](...)``: the class attribute was taken for a module-level list the flow follows.
+# The twin keeps a normalising function there
+_CLS_LIST = (FA + "\n\ndef _fixed(q, k, v, causal=False, window_size=(None, None)):\n"
+             "    return flash_attn_func(q, k, v, causal=causal, window_size=tuple(\n"
+             "        None if x is not None and x < 0 else x for x in window_size))\n\n\n"
+             "class K:\n    fns = [{f}]\n\n\n"
+             "def run(q, k, v):\n    return K.fns[0](q, k, v, causal=True, window_size=(-1, 0))\n")
+case("fa4_in_a_class_body_list", {"m.py": _CLS_LIST.format(f="flash_attn_func")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False, why="K.fns[0] is FA4 itself")
+case("fa4_in_a_class_body_list/twin", {"m.py": _CLS_LIST.format(f="_fixed")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="K.fns[0] normalises the window")
+
+# 84. a window call written in a string run by exec/eval (``exec("flash_attn_func(q, k, v,
+# window_size=(-1, 0))")``): the code read a name of the module, so it was taken as computed
+# code, whose window call was never looked for. The twin's string makes no window call
+_EXEC_CALL = (FA + "\n\ndef run(q, k, v):\n    {body}\n")
+case("window_call_in_exec_code", {"m.py": _EXEC_CALL.format(
+    body='exec("flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))")')},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the executed string hands FA4 TE's (-1, 0)")
+case("window_call_in_exec_code/twin", {"m.py": _EXEC_CALL.format(
+    body='exec("x = 1")\n    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))')},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="the string binds a number")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
