@@ -800,6 +800,52 @@ def changed_elsewhere(files: dict, own: str | None, name: str) -> str:
 _DOTTED_TAIL = re.compile(rb"(?:[A-Za-z_]\w*[ \t]*\.[ \t]*)+$")
 
 
+_CHAIN_STEP = re.compile(rb"[ \t]*(?:\.[ \t]*([A-Za-z_]\w*)|(\[)|(\())")
+
+
+def mutating_chain(raw: bytes, i: int, n: int) -> bool:
+    """``mutating_mention`` through a chain of attributes, subscripts and calls after the name
+    (``Registry.windows.update(...)``, ``REG["a"]["local"] = ...``, ``WIN[0].insert(...)``):
+    a mutating method anywhere in the chain, or a store or augmented assignment after it,
+    changes what the name holds."""
+    j = i + n
+    steps = 0
+    while True:
+        m = _CHAIN_STEP.match(raw, j)
+        if m is None:
+            break
+        if m.group(1) is not None:
+            if m.group(1).decode() in _MUTATING:
+                return True
+            j = m.end()
+        else:
+            opener = b"[" if m.group(2) else b"("
+            k = _close(raw, m.end(), opener, b"]" if opener == b"[" else b")")
+            if k < 0:
+                return True
+            j = k
+        steps += 1
+    rest = raw[j:j + 4].lstrip(b" \t")
+    stores = rest[:1] == b"=" and rest[:2] != b"==" or rest[:2] in (
+        b"+=", b"-=", b"|=", b"&=", b"*=", b"/=", b"^=", b"%=") or rest[:3] in (b"<<=", b">>=")
+    if stores:
+        # through a chain it changes the container; ``mod.NAME = ...`` rebinds the module's
+        # name; a bare ``NAME = ...`` binds a name of its own file (the defining module's
+        # bindings are the extraction's)
+        return steps > 0 or raw[:i].rstrip(b" \t\\\n").endswith(b".")
+    line_start = raw.rfind(b"\n", 0, i) + 1
+    before = _DOTTED_TAIL.sub(b"", raw[line_start:i]).rstrip(b" \t")
+    if steps and before.endswith(b"=") and not before.endswith((b"==", b"!=", b"<=", b">=")) \
+            and b"(" not in before:
+        # an alias of what the chain reaches (``inner = REG["a"]``); a keyword argument
+        # (``f(window_size=REG["local"])``) is read as a read
+        return True
+    if steps and before.endswith((b"(", b",")):
+        k = raw.rfind(b"(", 0, i)
+        return not (k >= 0 and _READING_CALLS.search(raw, max(0, k - 40), k + 1))
+    return mutating_mention(raw, i, n)
+
+
 def mutating_mention(raw: bytes, i: int, n: int) -> bool:
     """Can the name at ``raw[i:i+n]`` (a module-level container another file names) change it
     there? Read off the text, erring towards yes: a subscript store or ``del``, a mutating

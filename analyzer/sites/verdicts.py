@@ -127,15 +127,26 @@ class Judge:
         return name
 
     def _state_changed_elsewhere(self, modname: str, srcs) -> str:
-        """A container the extracted code makes at its top level (``_CFG = {...}``, a list, an
-        object a call makes) that another file of the tree names: that file may change it
-        (``from norm import _CFG as c; c["on"] = False``, ``operator.setitem(norm._CFG,
-        ...)``) after the module's own statements, which are all the sandbox runs. "" when
-        none."""
-        from analyzer.sites.detached import changed_elsewhere
+        """A container the extracted code makes at its top level (``_CFG = {...}``, a list, a
+        tuple of lists, a class whose body keeps one, an object a call makes) that the tree
+        may change after the module's own statements, which are all the sandbox runs: named
+        in its own module or another file where it may change (``Registry.windows.update``,
+        ``REG["a"]["local"] = ...``, ``inner = WIN[0]``, ``fill(REG["a"])``: a mutating method
+        or a store through any chain, an alias, a call's argument), or a module that runs
+        ``exec``. "" when none."""
+        from analyzer.sites.attrstores import _in_string_or_comment
+        from analyzer.sites.detached import _word_at, mutating_chain
 
         info = self.index.modules.get(modname)
         own = info.path if info is not None else None
+
+        def mutable(v) -> bool:
+            return v is not None and any(
+                isinstance(x, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp,
+                               ast.SetComp))
+                or isinstance(x, ast.Call) and _callee_name(x) in _MUTABLE_MAKERS
+                for x in ast.walk(v))
+
         kept = set()
         for src in srcs:
             try:
@@ -143,18 +154,28 @@ class Judge:
             except (SyntaxError, ValueError):
                 continue
             for st in tree.body:
-                v = getattr(st, "value", None)
-                if isinstance(st, (ast.Assign, ast.AnnAssign)) and (
-                        isinstance(v, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp))
-                        or isinstance(v, ast.Call) and _callee_name(v) in _MUTABLE_MAKERS):
+                if isinstance(st, (ast.Assign, ast.AnnAssign)) and mutable(st.value):
                     targets = st.targets if isinstance(st, ast.Assign) else [st.target]
                     kept |= {t.id for t in targets if isinstance(t, ast.Name)}
-        files = {rel: info.raw for rel, info in self.index.by_path.items()} if kept else {}
+                elif isinstance(st, ast.ClassDef) and any(
+                        isinstance(b, (ast.Assign, ast.AnnAssign)) and mutable(b.value)
+                        for b in st.body):
+                    kept.add(st.name)
+        if info is not None and _RUNS_EXEC.search(info.raw):
+            return f"{info.path} runs exec: its names may hold other values"
+        if not kept:
+            return ""
         for name in sorted(kept):
-            rel = changed_elsewhere(files, own, name)
-            if rel:
-                return (f"{name}, kept at the top of its module, is named in {rel}, which "
-                        "may change it after the module's statements ran")
+            needle = name.encode()
+            for rel, other in sorted(self.index.by_path.items()):
+                raw = other.raw
+                if needle not in raw:
+                    continue
+                if any(not _in_string_or_comment(raw, i)
+                       and mutating_chain(raw, i, len(needle))
+                       for i in _word_at(raw, needle)):
+                    return (f"{name}, kept at the top of its module, is named in {rel} where "
+                            "it may change after the module's statements ran")
         return ""
 
     def _call_node(self, path: str, line: int, col: int) -> tuple[ast.Call | None, str]:
@@ -1780,6 +1801,7 @@ _ANY_NAME = "<any name: code that cannot be read>"
 
 
 MAX_SHAPES = 32
+_RUNS_EXEC = re.compile(rb"(?<![\w.])exec[ \t]*\(")
 VALUE = "\0<value>"       # a keyword argument that is not a constant: a stand-in in the sandbox
 
 

@@ -1916,5 +1916,21 @@ case("window_call_in_exec_code/twin", {"m.py": _EXEC_CALL.format(
     body='exec("x = 1")\n    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))')},
      "import m\nm.run(1, 2, 3)\n", "safe", why="the string binds a number")
 
+# 85. a registry kept in a class body or a module-level dict, changed in place after it was
+# built (``Registry.windows.update(local=(-1, 0))``, ``inner = REG["a"]; inner["local"] =
+# ...``, ``WIN[0].insert(0, -1)``). The sandbox runs a module's binding statements only: it
+# read the registry as built, a false "safe". A container the extracted code keeps that its
+# own module or another file may change through any chain is now not a proof. The twin never
+# changes it
+_REGISTRY = (FA + "\n\nclass Registry:\n    windows = {{'local': (None, 0)}}\n\n\n{change}"
+             "def run(q, k, v):\n    return flash_attn_func(q, k, v, causal=True, "
+             "window_size=Registry.windows['local'])\n")
+case("registry_changed_in_place", {"m.py": _REGISTRY.format(
+    change="Registry.windows.update(local=(-1, 0))\n\n\n")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="update puts TE's (-1, 0) in the registry")
+case("registry_changed_in_place/twin", {"m.py": _REGISTRY.format(change="")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="the registry keeps (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
