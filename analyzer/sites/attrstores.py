@@ -167,7 +167,9 @@ class StoreIndex:
         for path, line, owner in self._stores_of(attr):
             if owner == cls_name:
                 continue
-            if self._derives(owner, cls_name):
+            if self._derives(owner, cls_name) or self._derives(cls_name, owner):
+                # a subclass's or a base's (a mixin's) method stores on the same instances:
+                # the flow reads the class's own methods only
                 return f"{path}:{line}"
             others.append((path, line, owner))
         for path, line, owner in others:
@@ -707,7 +709,9 @@ def _stores_in(tree: ast.Module, attr: str):
         t = type(n)
         if t is ast.Attribute:
             if n.attr == attr and isinstance(n.ctx, (ast.Store, ast.Del)):
-                yield n.lineno, _owner_of(n.value)
+                # a store in a function nested in a method (``def f(): self.w = ...``) is not
+                # among the method's stores the flow reads
+                yield n.lineno, _owner_of(n.value, direct=True)
             elif n.attr == "__dict__":
                 p = parent(n)
                 if isinstance(n.ctx, (ast.Store, ast.Del)):
@@ -720,7 +724,9 @@ def _stores_in(tree: ast.Module, attr: str):
                 and n.args:
             name = n.args[1] if len(n.args) > 1 else None
             if not (isinstance(name, ast.Constant) and name.value != attr):
-                yield n.lineno, _owner_of(n.args[0])
+                # the flow reads a method's plain stores only: what setattr stores is not
+                # among the values it knows, wherever it stands
+                yield n.lineno, None
         elif t is ast.Call and isinstance(n.func, ast.Attribute) and \
                 n.func.attr in ("__setattr__", "__delattr__"):
             # object.__setattr__(o, "w", v) / type(o).__setattr__(o, ...) / o.__setattr__("w", v)
@@ -730,7 +736,7 @@ def _stores_in(tree: ast.Module, attr: str):
             rest = n.args[1:] if on_type else n.args
             name = rest[0] if rest else None
             if not (isinstance(name, ast.Constant) and name.value != attr):
-                yield n.lineno, _owner_of(target)
+                yield n.lineno, None        # likewise: not a store the flow reads
         elif t is ast.Call and isinstance(n.func, ast.Name) and n.func.id == "vars" \
                 and n.args:
             # vars(o) is o.__dict__: vars(o)[k] = ..., vars(o).update(...), or handed on
@@ -815,9 +821,9 @@ def _any_store_in(tree: ast.Module):
         _UP.clear()
 
 
-def _owner_of(base):
+def _owner_of(base, direct: bool = False):
     """The class whose own instance ``base`` is -- the first parameter of a method of it, or of
-    a function nested in one -- else None."""
+    a function nested in one (not with ``direct``) -- else None."""
     from analyzer.sites.astutil import parent
 
     if not isinstance(base, ast.Name):
@@ -834,7 +840,7 @@ def _owner_of(base):
             if args and args[0].arg == base.id:
                 return up.name
             return None
-        if isinstance(scope, ast.Lambda) or base.id in {
+        if direct or isinstance(scope, ast.Lambda) or base.id in {
                 a.arg for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs}:
             return None          # the name is this inner function's own parameter
         scope = up

@@ -1932,5 +1932,31 @@ case("registry_changed_in_place", {"m.py": _REGISTRY.format(
 case("registry_changed_in_place/twin", {"m.py": _REGISTRY.format(change="")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="the registry keeps (None, 0)")
 
+# 86. an instance attribute a window is read from, set by something other than the class's
+# own methods' plain stores: a mixin's (a base's) method, ``setattr(self, "w", ...)``, a
+# function nested in a method. Those stores counted as the class's own, but the flow reads
+# only its methods' plain stores: a false "safe". Each is now a store elsewhere. The twin
+# sets the attribute in __init__ only
+_MIXIN = (FA + "\n\nclass LocalMixin:\n    def make_local(self):\n        self.w = (-1, 0)\n\n\n"
+          "class A(LocalMixin):\n    def __init__(self):\n        self.w = (None, 0)\n"
+          "{more}\n    def fwd(self, q, k, v):\n"
+          "        return flash_attn_func(q, k, v, causal=True, window_size=self.w)\n\n\n"
+          "def run(q, k, v):\n    return A().fwd(q, k, v)\n")
+case("attribute_set_by_a_mixin", {"m.py": _MIXIN.format(more="        self.make_local()\n")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the mixin's method stores TE's (-1, 0) on the instance")
+case("attribute_set_by_a_mixin/twin", {"m.py": _MIXIN.format(more="").replace(
+    "class LocalMixin:\n    def make_local(self):\n        self.w = (-1, 0)",
+    "class LocalMixin:\n    def make_local(self):\n        return None")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="only __init__ stores, (None, 0)")
+case("attribute_set_by_setattr", {"m.py": _MIXIN.format(
+    more="        setattr(self, 'w', (-1, 0))\n")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="setattr stores TE's (-1, 0)")
+case("attribute_set_by_setattr/twin", {"m.py": _MIXIN.format(more="").replace(
+    "class LocalMixin:\n    def make_local(self):\n        self.w = (-1, 0)",
+    "class LocalMixin:\n    pass")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="only __init__ stores, (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
