@@ -3,6 +3,8 @@ sites, values (``window_values``) and the atoms a site can be. Verdicts are ``ve
 
 from __future__ import annotations
 
+import ast
+
 from analyzer.sites.bindings import WINDOW_KEYS
 from analyzer.sites.ir import Attr, Call, Either, Lit, Name, Starred, Subscript, TupleExpr
 from analyzer.sites.flow import (Const, DictVal, FAFunc, Fn, ListVal, Opaque, Site, Solver,
@@ -178,6 +180,26 @@ def _from_callers(solver: Solver, fn, name: str, side, depth: int, seen: set) ->
 FROM_CALLER = "from the tree's call of "
 
 
+def _copy_takes_window_by_position(solver, entry, npos: int, star: bool) -> str:
+    """Why a call giving ``npos`` arguments by position (``star``: and a ``*`` splat) to the
+    tree's own copy of an FA4 entry point may hand it a window by position, read off the
+    copy's own signature (its order need not be FA4's); "" when it cannot."""
+    idx = getattr(getattr(solver, "attr_stores", None), "index", None)
+    info = idx.modules.get(entry.module) if idx is not None else None
+    tree = info.tree if info is not None else None
+    fdef = next((st for st in (tree.body if tree is not None else ())
+                 if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and st.name == entry.name), None)
+    if fdef is None:
+        return (f"arguments given by position to {entry.qual}, a copy of FA4 in the tree whose "
+                "signature cannot be read") if npos > 3 or star else ""
+    names = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
+    reach = names if star else names[:npos]
+    hit = next((n for n in reach if n in WINDOW_KEYS), None)
+    return (f"{hit} given by position to {entry.qual}, a copy of FA4 in the tree (its own "
+            "parameter order)") if hit else ""
+
+
 _NOT_INTS = frozenset({"builtins.float", "builtins.complex", "decimal.Decimal",
                        "fractions.Fraction", "builtins.str", "builtins.bytes"})
 
@@ -289,6 +311,18 @@ class Analysis:
             for key, idxs in v.entry.window_positions().items():
                 for i in idxs:
                     fa4_positions.add((i, key))
+        # a vendored or declared copy keeps FA4's names, not necessarily its parameter order:
+        # an argument given by position past the three tensors may be a window there
+        from analyzer.sites.bindings import EXTRA_FA4
+        copies = [v for v, _ in fa if v.entry.version == "fa4" and any(
+            v.entry.module == m or v.entry.module.startswith(m + ".") for m in EXTRA_FA4)]
+        npos = sum(1 for a in call.args if a.kind == "p")
+        for v in copies:
+            why = _copy_takes_window_by_position(s, v.entry, npos,
+                                                 any(a.kind == "*" for a in call.args))
+            if why:
+                inputs.append((None, g, (), why, None, None))
+                break
         for kind, kw, e, apos in call.args:
             if kind == "k" and kw in WINDOW_KEYS:
                 inputs.append((Site(path, tuple(apos[:4]), kw, "keyword", fn.key, s.ref(e)), g, (), None, None,
