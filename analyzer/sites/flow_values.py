@@ -474,6 +474,11 @@ class Values:
             elif isinstance(v, ClassRef):
                 out.add((Opaque("instance"), f))
             else:
+                if isinstance(v, FAFunc) and v.chain and all(a.kind == "p" for a in args) \
+                        and len(args) < _required(v):
+                    # a wrapped entry point called without the tensors FA4 needs: a layer
+                    # gives something else back (``weakref.ref(fa4)()`` is FA4 itself)
+                    out.add((v, f))
                 out.add((Opaque(f"result of {expr_label(func)}()"), f))
         if isinstance(func, Attr) and func.attr == "copy":
             for v, f in self.eval(ctx, func.base):
@@ -486,6 +491,13 @@ class Values:
             if isinstance(v, FAFunc) or (isinstance(v, DictVal) and v.entries):
                 return True
         return False
+
+
+def _required(v) -> int:
+    """How many arguments FA4's entry point needs (its tensors)."""
+    from fa4_patch import names as N
+
+    return N.REQUIRED_B36.get(v.entry.name, 3)
 
 
 def _is_tuple_display(mod: Mod, eid: int) -> bool:

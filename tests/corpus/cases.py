@@ -1958,5 +1958,16 @@ case("attribute_set_by_setattr/twin", {"m.py": _MIXIN.format(more="").replace(
     "class LocalMixin:\n    pass")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="only __init__ stores, (None, 0)")
 
+# 88. FA4 held through a weak reference (``R = weakref.ref(flash_attn_func)``; ``R()(q, k,
+# v, window_size=...)``): the layer was run as a wrapper and ``R()`` judged as an FA4 call with
+# no window, while the call on its result went unseen. A wrapped entry point called without
+# the tensors FA4 needs may give FA4 back. The twin passes (None, 0)
+_WEAKREF = (FA + "import weakref\n\nR = weakref.ref(flash_attn_func)\n\n\n"
+            "def run(q, k, v):\n    return R()(q, k, v, causal=True, window_size={w})\n")
+case("fa4_through_a_weak_reference", {"m.py": _WEAKREF.format(w="(-1, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "unsafe", why="R() is FA4 itself: it gets TE's (-1, 0)")
+case("fa4_through_a_weak_reference/twin", {"m.py": _WEAKREF.format(w="(None, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="(None, 0) through the weak reference")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
