@@ -578,7 +578,10 @@ class Judge:
 
 def _normalising_map(r, local, is_open) -> set:
     """(pair in, pair out, open) for a window expression over one local pair (``local`` maps
-    that name to its values or its domain) whose every run only turned sides into None."""
+    that name to its values or its domain): every run that hands FA4 another pair than it was
+    given is judged input against output (``_judge_mapped``) -- a side spelled None, and
+    equally a side changed to another number (``max(x, 0)`` turns -1 into 0, a swap turns
+    (4, 0) into (0, 4)): the band must be the one the input means."""
     if not local or len(local) != 1 or not r.io:
         return set()
     (name,) = local
@@ -590,8 +593,6 @@ def _normalising_map(r, local, is_open) -> set:
         if not (isinstance(inp, tuple) and len(inp) == 2 and isinstance(value, tuple)
                 and len(value) == 2):
             return set()
-        if any(o is not None and o != i for i, o in zip(inp, value)):
-            return set()            # it does more than spell sides None: not a normaliser
         if any(not (x is None or (isinstance(x, int) and not isinstance(x, bool)))
                for x in inp + value):
             return set()
@@ -601,8 +602,9 @@ def _normalising_map(r, local, is_open) -> set:
 
 
 def _judge_mapped(res, wv) -> tuple[str, str] | None:
-    """A side turned into None that the input did not mean unbounded (``0 -> None``) widens
-    the band: judged like a wrapper, input against what FA4 receives."""
+    """A side changed (into None where the input did not mean unbounded, ``0 -> None``; into
+    another number, ``-1 -> 0``) changes the band: judged like a wrapper, input against what
+    FA4 receives."""
     for inp, out, is_open in sorted(wv.mapped, key=str):
         for c in wv.causal:
             verdict, label = P.judge(res, c, out[0], out[1], c, inp[0], inp[1])

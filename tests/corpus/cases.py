@@ -1969,5 +1969,19 @@ case("fa4_through_a_weak_reference", {"m.py": _WEAKREF.format(w="(-1, 0)")},
 case("fa4_through_a_weak_reference/twin", {"m.py": _WEAKREF.format(w="(None, 0)")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="(None, 0) through the weak reference")
 
+# 89. a call-site helper that hands FA4 no negative bound but another band: ``max(x, 0)``
+# turns TE's (-1, 0) into (0, 0), the diagonal only. Only a helper that spelled sides None was
+# judged input against output; any other output pair was judged as if the tree meant it. The
+# twin maps negatives to None
+_MAX0 = (FA + "\n\ndef _n(x):\n    return {body}\n\n\n"
+         "def attn(q, k, v, w):\n"
+         "    return flash_attn_func(q, k, v, causal=True, window_size=(_n(w[0]), _n(w[1])))\n")
+case("helper_changes_the_band", {"m.py": _MAX0.format(body="None if x is None else max(x, 0)")},
+     "import m\nm.attn(1, 2, 3, (4, 0))\n", "unknown", exhaustive=False,
+     why="(-1, 0) becomes (0, 0): a diagonal band instead of causal")
+case("helper_changes_the_band/twin", {"m.py": _MAX0.format(
+    body="None if x is None or x < 0 else x")},
+     "import m\nm.attn(1, 2, 3, (-1, 0))\n", "safe", why="negatives become None")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
