@@ -164,3 +164,27 @@ def test_a_mention_of_a_container_in_another_file_is_read_as_a_change_only_where
     from analyzer.sites.detached import mutating_mention
 
     assert mutating_mention(text, text.index(b"_CFG"), 4) is changes
+
+
+@pytest.mark.parametrize("text, changes", [
+    (b"_CFG |= {'window_size': (-1, 0)}\n", True),
+    (b"_CFG += [-1]\n", True),
+    (b"Registry._CFG.update(local=(-1, 0))\n", True),
+    (b"_CFG['a']['local'] = (-1, 0)\n", True),
+    (b"_CFG[0].insert(0, -1)\n", True),
+    (b"inner = _CFG['a']\ninner['local'] = (-1, 0)\n", True),
+    (b"a, b = _CFG['a']\n", True),
+    (b"fill(_CFG['a'])\n", True),
+    (b"x = _CFG['window']\n", True),
+    (b"_CFG = {'window': (None, 0)}\n", False),
+    (b"return dict(_CFG)\n", False),
+])
+def test_a_change_through_a_chain_or_an_alias_is_read_as_a_change(text, changes):
+    """Guards against false safes: a container changed in place through a chain (``.update``
+    on an attribute, a nested subscript store, a method of an item), through a name bound to
+    part of it, or by an augmented assignment (``|=`` on a dict is in place; the first version
+    of ``mutating_chain`` read ``NAME |= ...`` as a rebinding). And against a false alarm on
+    the module's own binding or a copy."""
+    from analyzer.sites.detached import mutating_chain
+
+    assert mutating_chain(text, text.index(b"_CFG"), 4) is changes

@@ -807,7 +807,7 @@ def mutating_chain(raw: bytes, i: int, n: int) -> bool:
     """``mutating_mention`` through a chain of attributes, subscripts and calls after the name
     (``Registry.windows.update(...)``, ``REG["a"]["local"] = ...``, ``WIN[0].insert(...)``):
     a mutating method anywhere in the chain, or a store or augmented assignment after it,
-    changes what the name holds."""
+    changes what the name holds, and so may a name bound to what the chain reaches."""
     j = i + n
     steps = 0
     while True:
@@ -826,9 +826,10 @@ def mutating_chain(raw: bytes, i: int, n: int) -> bool:
             j = k
         steps += 1
     rest = raw[j:j + 4].lstrip(b" \t")
-    stores = rest[:1] == b"=" and rest[:2] != b"==" or rest[:2] in (
-        b"+=", b"-=", b"|=", b"&=", b"*=", b"/=", b"^=", b"%=") or rest[:3] in (b"<<=", b">>=")
-    if stores:
+    if rest[:2] in (b"+=", b"-=", b"|=", b"&=", b"*=", b"/=", b"^=", b"%=") or \
+            rest[:3] in (b"<<=", b">>=", b"//=", b"**="):
+        return True                 # in place, on a list or a dict (``KW |= {...}``)
+    if rest[:1] == b"=" and rest[:2] != b"==":
         # through a chain it changes the container; ``mod.NAME = ...`` rebinds the module's
         # name; a bare ``NAME = ...`` binds a name of its own file (the defining module's
         # bindings are the extraction's)
