@@ -416,10 +416,10 @@ def walk_tree(top: Path):
     yield from scan(top, frozenset({os.path.realpath(top)}))
 
 
-def iter_py_files(root: Path, package_dir: str | None = None):
+def iter_py_files(root: Path, package_dir: str | None = None, walked=None):
     """Every ``.py`` file under ``root/package_dir`` (or ``root``), sorted (``walk_tree``:
     hidden folders, ``__pycache__`` and symlinked folders are read, a symlink loop cannot
-    trap the walk).
+    trap the walk). ``walked``: that walk's (folder, files) already made by the caller.
 
     A ``.py`` entry that is a FIFO, device or socket (directly or through a symlink) raises
     AuditError: reading it would block forever or never end. A dangling symlink is yielded;
@@ -427,7 +427,7 @@ def iter_py_files(root: Path, package_dir: str | None = None):
     import stat as _stat
 
     top = root / package_dir if package_dir else root
-    for dirpath, filenames in walk_tree(top):
+    for dirpath, filenames in (walked if walked is not None else walk_tree(top)):
         for fn in filenames:
             if fn.endswith(".py"):
                 p = dirpath / fn

@@ -87,7 +87,7 @@ def test_text_that_is_not_code_naming_fa4_is_not_an_error(tmp_path):
                                        ' "nbformat": 4, "x": null}\n')
     (tmp_path / "README.md").write_text("# Use\n\n`flash_attn_func(q, k, v, window_size=(-1, 0))`\n")
     (tmp_path / "stub.pyi").write_text(GLUE)
-    assert unread_code(tmp_path, tmp_path, 2_000_000) == []
+    assert unread_code(sources.walk_tree(tmp_path), tmp_path, 2_000_000) == []
 
 
 def test_a_sourceless_pyc_is_an_error_and_a_cached_one_is_not(tmp_path):
@@ -113,7 +113,7 @@ def test_a_zip_archive_holding_fa4_code_is_an_error(tmp_path):
     os.remove(tmp_path / "glue.zip")
     with zipfile.ZipFile(tmp_path / "glue.zip", "w") as z:
         z.writestr("other.py", "X = 1\n")
-    assert [r for r, _ in unread_code(tmp_path, tmp_path, 2_000_000)] == []
+    assert [r for r, _ in unread_code(sources.walk_tree(tmp_path), tmp_path, 2_000_000)] == []
 
 
 def test_an_archive_added_beside_unchanged_sources_is_not_served_from_the_cache(

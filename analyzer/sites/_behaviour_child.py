@@ -340,8 +340,7 @@ def _shaped(forms, params, shape):
             # usual default, rather than a tensor stand-in)
             args = list(args) + [None] * (npos - len(args))
         taken = set(params[:len(args)]) | set(kwargs)
-        more = {k: (_Placeholder() if v == "\0<value>" else v) for k, v in extra
-                if k not in taken}
+        more = {k: (_Placeholder() if v == VALUE else v) for k, v in extra if k not in taken}
         label = f"{form} + {npos} positional" + (f", {', '.join(sorted(more))}=" if more else "")
         out.append((label + (OUTSIDE if outside else ""), args, {**kwargs, **more}))
     return out
@@ -350,6 +349,9 @@ def _shaped(forms, params, shape):
 # a form a caller outside the tree may use: one that fails (a TypeError, FA4 refusing it) is
 # a loud crash, never a silent band, and is left out; only what reaches FA4 is judged
 OUTSIDE = " [a caller outside the tree]"
+# a keyword argument of a call that is not a constant (the parent's ``verdicts.VALUE``; this
+# script runs isolated, without the package on its path)
+VALUE = "\0<value>"
 
 
 def _forms(entry, params, required, L, R, causal, shapes=()):

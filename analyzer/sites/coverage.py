@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from analyzer.sites.bindings import WINDOW_KEYS
+from analyzer.sites.bindings import WINDOW_KEYS, _extra_fa4
 from analyzer.sites.ir import Attr, Call, Either, Lit, Name, Starred, Subscript, TupleExpr
 from analyzer.sites.flow import (Const, DictVal, FAFunc, Fn, ListVal, Opaque, Site, Solver,
                                  _FnCtx, consistent, expr_label, first_param_untrusted,
@@ -313,9 +313,7 @@ class Analysis:
                     fa4_positions.add((i, key))
         # a vendored or declared copy keeps FA4's names, not necessarily its parameter order:
         # an argument given by position past the three tensors may be a window there
-        from analyzer.sites.bindings import EXTRA_FA4
-        copies = [v for v, _ in fa if v.entry.version == "fa4" and any(
-            v.entry.module == m or v.entry.module.startswith(m + ".") for m in EXTRA_FA4)]
+        copies = [v for v, _ in fa if v.entry.version == "fa4" and _extra_fa4(v.entry.module)]
         npos = sum(1 for a in call.args if a.kind == "p")
         for v in copies:
             why = _copy_takes_window_by_position(s, v.entry, npos,

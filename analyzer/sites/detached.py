@@ -781,18 +781,22 @@ _READING_CALLS = re.compile(rb"(?:\b(?:dict|list|tuple|set|len|print|repr|str|so
                             rb"isinstance|copy|deepcopy|any|all|sum|json\.dumps))[ \t]*\($")
 
 
-def changed_elsewhere(files: dict, own: str | None, name: str) -> str:
-    """The first file of ``files`` (path -> bytes) other than ``own`` that names ``name``
-    outside strings and comments where it may change it (``mutating_mention``), or ""."""
+def changed_elsewhere(files: dict, own: str | None, name: str, changes=None) -> str:
+    """The first file of ``files`` (path -> bytes) other than ``own`` (None: every file)
+    that names ``name`` outside strings and comments where it may change it, or "".
+    ``changes(raw, i, n)`` reads one mention: ``mutating_mention`` (the default: the flow's
+    module dicts, where a read of an item is no change) or ``mutating_chain``."""
     from analyzer.sites.attrstores import _in_string_or_comment
 
+    changes = changes or mutating_mention
     needle = name.encode()
     for rel in sorted(files):
         if rel == own:
             continue
         raw = files[rel]
-        if any(not _in_string_or_comment(raw, i) and mutating_mention(raw, i, len(name))
-               for i in _word_at(raw, needle)):
+        if needle in raw and any(not _in_string_or_comment(raw, i)
+                                 and changes(raw, i, len(name))
+                                 for i in _word_at(raw, needle)):
             return rel
     return ""
 

@@ -1,6 +1,7 @@
 """Code of the tree that Python can run but the pass does not read as a module.
 
-The pass reads the tree's ``*.py`` files (``sources.walk_tree``). Python runs more than that:
+The pass reads the tree's ``*.py`` files (one ``sources.walk_tree`` serves both). Python
+runs more than that:
 * a compiled module with no source beside it (``glue.pyc`` next to no ``glue.py``): ``import
   glue`` loads it;
 * a zip archive on ``sys.path`` (``zipimport``: any file name, found by its bytes);
@@ -23,7 +24,6 @@ import zipfile
 from pathlib import Path
 
 from analyzer.sites import prefilter
-from analyzer.sources import walk_tree
 
 # never Python: stubs are not run; the rest are binary formats read by other tools
 _NOT_CODE = (".pyi", ".so", ".pyd", ".dll", ".dylib", ".a", ".o", ".png", ".jpg", ".jpeg",
@@ -83,11 +83,12 @@ def _archive_members(p: Path) -> list[str]:
     return out
 
 
-def unread_code(top: Path, root: Path, cap_bytes: int) -> list[tuple[str, str]]:
-    """(path relative to ``root``, why) for each file under ``top`` that Python could run,
-    that the pass does not read as a module, and that may matter (see the module's text)."""
+def unread_code(walked, root: Path, cap_bytes: int) -> list[tuple[str, str]]:
+    """(path relative to ``root``, why) for each file of the tree's walk (``walked``: the
+    (folder, files) of ``sources.walk_tree``) that Python could run, that the pass does not
+    read as a module, and that may matter (see the module's text)."""
     out: list[tuple[str, str]] = []
-    for d, names in walk_tree(top):
+    for d, names in walked:
         present = set(names)
         for fn in names:
             if fn.endswith(".py"):

@@ -12,7 +12,7 @@ from typing import Sequence
 from analyzer import __version__
 from analyzer.errors import AuditError
 from analyzer.model import Finding
-from analyzer.sources import iter_py_files
+from analyzer.sources import iter_py_files, walk_tree
 from analyzer.sites import bindings as B
 from analyzer.sites import cache as C
 from analyzer.sites import prefilter
@@ -76,7 +76,9 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     top = root / package_dir if package_dir else root
     if not top.is_dir():
         raise AuditError(f"{top}: not a folder")
-    files = list(iter_py_files(root, package_dir))
+    # one walk of the tree serves the .py files and the other code Python can run
+    walked = list(walk_tree(top))
+    files = list(iter_py_files(root, package_dir, walked))
     if not files:
         raise AuditError(f"{top}: no .py files")
     data: dict[str, bytes] = {}
@@ -93,7 +95,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     # file run by exec/runpy/a loader by path): unseen, so an error where it may matter (read
     # before the report cache: a new archive beside unchanged sources is a new tree)
     from analyzer.sites.loadable import unread_code
-    unread = unread_code(top, root, _max_bytes())
+    unread = unread_code(walked, root, _max_bytes())
     t_read = time.perf_counter() - t_start
     rkey = None
     if use_cache and not failures:

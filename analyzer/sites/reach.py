@@ -1380,7 +1380,7 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
             return mod
         return under_importer_root(importer[0], mod, index.modules) or index.tree_module(mod)
 
-    def module_has_fa4(mod: str, seen: frozenset = frozenset()) -> bool:
+    def module_has_fa4(mod: str) -> bool:
         if is_origin(mod):
             return True
         tm = tree(mod)

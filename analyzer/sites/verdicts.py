@@ -134,11 +134,11 @@ class Judge:
         ``REG["a"]["local"] = ...``, ``inner = WIN[0]``, ``fill(REG["a"])``: a mutating method
         or a store through any chain, an alias, a call's argument), or a module that runs
         ``exec``. "" when none."""
-        from analyzer.sites.attrstores import _in_string_or_comment
-        from analyzer.sites.detached import _word_at, mutating_chain
+        from analyzer.sites.detached import changed_elsewhere, mutating_chain
 
         info = self.index.modules.get(modname)
-        own = info.path if info is not None else None
+        if info is not None and _RUNS_EXEC.search(info.raw):
+            return f"{info.path} runs exec: its names may hold other values"
 
         def mutable(v) -> bool:
             return v is not None and any(
@@ -161,21 +161,14 @@ class Judge:
                         isinstance(b, (ast.Assign, ast.AnnAssign)) and mutable(b.value)
                         for b in st.body):
                     kept.add(st.name)
-        if info is not None and _RUNS_EXEC.search(info.raw):
-            return f"{info.path} runs exec: its names may hold other values"
         if not kept:
             return ""
+        files = {rel: other.raw for rel, other in self.index.by_path.items()}
         for name in sorted(kept):
-            needle = name.encode()
-            for rel, other in sorted(self.index.by_path.items()):
-                raw = other.raw
-                if needle not in raw:
-                    continue
-                if any(not _in_string_or_comment(raw, i)
-                       and mutating_chain(raw, i, len(needle))
-                       for i in _word_at(raw, needle)):
-                    return (f"{name}, kept at the top of its module, is named in {rel} where "
-                            "it may change after the module's statements ran")
+            rel = changed_elsewhere(files, None, name, mutating_chain)  # its own file too
+            if rel:
+                return (f"{name}, kept at the top of its module, is named in {rel} where it "
+                        "may change after the module's statements ran")
         return ""
 
     def _call_node(self, path: str, line: int, col: int) -> tuple[ast.Call | None, str]:
@@ -272,12 +265,13 @@ class Judge:
         if not todo:
             return
         results = self.runner.verify_chains([t[1] for t in todo])
-        for (key, item), r in zip(todo, results):
-            if len(self._shapes.get(key, ())) > MAX_SHAPES:
+        for (key, _), r in zip(todo, results):
+            shapes = self._shapes.get(key, frozenset())
+            if len(shapes) > MAX_SHAPES:
                 r = _not_proved(r, f"more than {MAX_SHAPES} differently shaped calls go "
                                    "through it (each is run; the rest were not)")
             self._chain[key] = r
-            self._chain_shapes[key] = self._shapes.get(key, frozenset())
+            self._chain_shapes[key] = shapes
 
     def add_shape(self, v, call) -> None:
         """Record how one call of the tree passes its other arguments to ``v`` (``call_shape``):
@@ -1065,8 +1059,8 @@ def frame_hazards(index) -> list[tuple[str, int, str]]:
         for n in walk(tree):
             if isinstance(n, ast.Attribute) and n.attr == "f_locals":
                 out.append((rel, n.lineno, "a frame's f_locals"))
-            elif _namespace_write(n, modules):
-                out.append((rel, n.lineno, _namespace_write(n, modules)))
+            elif (wrote := _namespace_write(n, modules)):
+                out.append((rel, n.lineno, wrote))
             elif isinstance(n, ast.Attribute) and n.attr in ("f_globals", "__globals__") or \
                     isinstance(n, ast.Constant) and n.value in ("f_globals", "__globals__"):
                 # a module's namespace reached through a frame or a function: any of its
@@ -1805,6 +1799,7 @@ _ANY_NAME = "<any name: code that cannot be read>"
 MAX_SHAPES = 32
 _RUNS_EXEC = re.compile(rb"(?<![\w.])exec[ \t]*\(")
 VALUE = "\0<value>"       # a keyword argument that is not a constant: a stand-in in the sandbox
+_NOT_SHAPE = frozenset(N.WINDOW_KEYS) | {"causal"}   # what FA4's own forms pass: not a shape
 
 
 def _outside_shapes(params: tuple, required: int) -> tuple:
@@ -1815,8 +1810,7 @@ def _outside_shapes(params: tuple, required: int) -> tuple:
     stop = min((i for i, p in enumerate(params) if p == "causal" or p in N.WINDOW_KEYS),
                default=len(params))
     out = [(n, (), "outside") for n in sorted({required + 1, stop}) if required < n <= stop]
-    skip = set(N.WINDOW_KEYS) | {"causal"}
-    every = tuple(sorted((p, None) for p in params[required:] if p not in skip))
+    every = tuple(sorted((p, None) for p in params[required:] if p not in _NOT_SHAPE))
     if every:
         out.append((required, every, "outside"))
     return tuple(out)
@@ -1829,10 +1823,9 @@ def call_shape(call) -> tuple | None:
     args = getattr(call, "args", None)
     if args is None or any(a.kind == "*" for a in args):
         return None
-    skip = set(N.WINDOW_KEYS) | {"causal"}
     extra = []
     for a in args:
-        if a.kind == "k" and a.kw not in skip:
+        if a.kind == "k" and a.kw not in _NOT_SHAPE:
             val = a.value
             const = isinstance(val, Lit) and (val.value is None or type(val.value) in
                                               (bool, int, float, str))
