@@ -100,11 +100,7 @@ class StoreIndex:
         """The in-tree subclasses of ``cls_name``, found by the names their bases spell."""
         got = self._desc.get(cls_name)
         if got is None:
-            if self._detached is None:
-                from analyzer.sites.detached import Detached
-
-                self._detached = Detached(self)
-            family, _, _ = self._detached._family({cls_name})
+            family, _, _ = self._detached_check()._family({cls_name})
             got = self._desc[cls_name] = frozenset(family - {cls_name})
         return got
 
@@ -129,11 +125,15 @@ class StoreIndex:
         level = self.class_level(cls_name)
         if level:
             return level
+        return self._detached_check().where(cls_name, static)
+
+    def _detached_check(self):
+        """The tree's ``detached.Detached`` (made on first use: most trees never ask)."""
         if self._detached is None:
             from analyzer.sites.detached import Detached
 
             self._detached = Detached(self)
-        return self._detached.where(cls_name, static)
+        return self._detached
 
     def foreign(self, cls_name: str, attr: str, static: bool = False) -> str:
         """"" when only ``cls_name``'s own methods (through their first parameter) set

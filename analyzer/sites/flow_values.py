@@ -397,16 +397,16 @@ class Values:
         # this way gives what the attribute read gives (``getattr(helper.fc, "flash_attn_func")``)
         if len(args) in (2, 3) and all(a.kind == "p" for a in args) \
                 and isinstance(args[1].value, Lit) and isinstance(args[1].value.value, str) \
-                and args[1].value.value.isidentifier() \
-                and any(isinstance(v, ExtRef) and v.qual == "builtins.getattr"
-                        for v, _ in self.eval(ctx, func)):
-            got = self.eval(ctx, Attr(base=args[0].value, attr=args[1].value.value))
-            if len(args) == 3:
-                got = got | self.eval(ctx, args[2].value)
-            others = frozenset((Opaque(f"result of {expr_label(func)}(...)"), EMPTY)
-                               for v, _ in self.eval(ctx, func)
-                               if not (isinstance(v, ExtRef) and v.qual == "builtins.getattr"))
-            return got | others
+                and args[1].value.value.isidentifier():
+            callee = self.eval(ctx, func)
+            if any(isinstance(v, ExtRef) and v.qual == "builtins.getattr" for v, _ in callee):
+                got = self.eval(ctx, Attr(base=args[0].value, attr=args[1].value.value))
+                if len(args) == 3:
+                    got = got | self.eval(ctx, args[2].value)
+                others = frozenset((Opaque(f"result of {expr_label(func)}(...)"), EMPTY)
+                                   for v, _ in callee
+                                   if not (isinstance(v, ExtRef) and v.qual == "builtins.getattr"))
+                return got | others
         # wrapping: w(f) / w()(f) / w(f, *more) with f an FA entry point as the first
         # positional argument (partial(f, ...), wrap(f, size_at=7)): a layer of f's chain,
         # judged later by running the whole call expression (analyzer.sites.behaviour)
