@@ -37,6 +37,8 @@ from __future__ import annotations
 import ast
 import re
 
+from fa4_patch import names as N
+
 # calls that only look at a class object
 _LOOKERS = frozenset({"isinstance", "issubclass", "super", "id", "str", "repr", "hash",
                       "print", "format", "type", "callable", "hasattr"})
@@ -804,6 +806,10 @@ def changed_elsewhere(files: dict, own: str | None, name: str, changes=None) -> 
 _DOTTED_TAIL = re.compile(rb"(?:[A-Za-z_]\w*[ \t]*\.[ \t]*)+$")
 
 
+# ``name=`` right after an opening parenthesis or a comma: a keyword argument
+_KEYWORD_ARG = re.compile(rb"[(,][ \t]*([A-Za-z_]\w*)[ \t]*=$")
+_WINDOW_KEYWORDS = frozenset(N.WINDOW_KEYS) | {"causal"}
+
 _CHAIN_STEP = re.compile(rb"[ \t]*(?:\.[ \t]*([A-Za-z_]\w*)|(\[)|(\())")
 
 
@@ -842,9 +848,17 @@ def mutating_chain(raw: bytes, i: int, n: int) -> bool:
     before = _DOTTED_TAIL.sub(b"", raw[line_start:i]).rstrip(b" \t")
     if steps and before.endswith(b"=") and not before.endswith((b"==", b"!=", b"<=", b">=")) \
             and b"(" not in before:
-        # an alias of what the chain reaches (``inner = REG["a"]``); a keyword argument
-        # (``f(window_size=REG["local"])``) is read as a read
+        # an alias of what the chain reaches (``inner = REG["a"]``)
         return True
+    kw = _KEYWORD_ARG.search(before) if steps else None
+    if kw is not None:
+        # a keyword argument: a window handed on (``f(window_size=REG["local"])``) is a
+        # read; any other hands what the chain reaches to the callee, which may change it
+        # in place (``fill(d=REG["a"])``), as a positional argument does
+        if kw.group(1).decode() in _WINDOW_KEYWORDS:
+            return False
+        k = raw.rfind(b"(", 0, i)
+        return not (k >= 0 and _READING_CALLS.search(raw, max(0, k - 40), k + 1))
     if steps and before.endswith((b"(", b",")):
         k = raw.rfind(b"(", 0, i)
         return not (k >= 0 and _READING_CALLS.search(raw, max(0, k - 40), k + 1))

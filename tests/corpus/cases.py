@@ -1983,5 +1983,29 @@ case("helper_changes_the_band/twin", {"m.py": _MAX0.format(
     body="None if x is None or x < 0 else x")},
      "import m\nm.attn(1, 2, 3, (-1, 0))\n", "safe", why="negatives become None")
 
+# 90. a container the wrapper's module keeps, handed to a callee as a keyword argument
+# (``fill(d=REG["a"])``) that changes it in place: a keyword argument was read as a read, a
+# false "safe" (the same call by position was not). Any keyword but a window's now hands the
+# container on. The twin hands on a copy
+_KEPT_WRAP = ("import functools\n\nfrom flash_attn.cute.interface import flash_attn_func as _f"
+              "\n\nREG = {'a': {'neg': None}}\n\n\ndef _neg():\n    return REG['a']['neg']"
+              "\n\n\ndef wrap(fn):\n    @functools.wraps(fn)\n"
+              "    def inner(*a, window_size=(None, None), **kw):\n"
+              "        left, right = window_size\n"
+              "        left = _neg() if left is not None and left < 0 else left\n"
+              "        right = _neg() if right is not None and right < 0 else right\n"
+              "        return fn(*a, window_size=(left, right), **kw)\n    return inner\n\n\n"
+              "flash_attn_func = wrap(_f)\n")
+_KEPT_USE = ("from norm import REG, flash_attn_func\n\n\ndef fill(d=None):\n"
+             "    d['neg'] = -1\n\n\ndef run(q, k, v):\n    fill(d={arg})\n"
+             "    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n")
+case("kept_container_handed_by_keyword", {"norm.py": _KEPT_WRAP,
+                                          "use.py": _KEPT_USE.format(arg="REG['a']")},
+     "import use\nuse.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="fill sets the wrapper's replacement for a negative bound to -1: (-1, 0) passes")
+case("kept_container_handed_by_keyword/twin", {"norm.py": _KEPT_WRAP,
+                                               "use.py": _KEPT_USE.format(arg="dict(REG['a'])")},
+     "import use\nuse.run(1, 2, 3)\n", "safe", why="fill changes a copy: negatives become None")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
