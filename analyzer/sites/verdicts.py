@@ -787,16 +787,32 @@ def _stores_key(st, d: str, key: str) -> bool:
         st.targets[0].slice.value == key
 
 
-def _window_shaped(node, name: str) -> bool:
+def _window_shaped(node, name: str, pair: bool = False) -> bool:
     """Every use of ``name`` in the expression is a comparison with an int or None constant,
-    or an arithmetic-free pass-through (the expression itself, a branch of a conditional)."""
+    or an arithmetic-free pass-through (the expression itself, a branch of a conditional);
+    with ``pair`` (the expression is a window pair), also a side of the pair it gives
+    (``(left, 0) if left > 0 else (None, None)``)."""
     uses = [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name]
     if not uses:
         return False
     parents = {id(c): p for p in ast.walk(node) for c in ast.iter_child_nodes(p)}
+
+    def gives_the_pair(t) -> bool:
+        # the expression itself, or a branch of a conditional that gives it
+        while True:
+            up = parents.get(id(t))
+            if up is None:
+                return True
+            if not (isinstance(up, ast.IfExp) and up.test is not t):
+                return False
+            t = up
+
     for u in uses:
         p = parents.get(id(u))
         if p is None or isinstance(p, ast.IfExp) and p.test is not u:
+            continue
+        if pair and isinstance(p, (ast.Tuple, ast.List)) and len(p.elts) == 2 and \
+                gives_the_pair(p):
             continue
         if isinstance(p, ast.Compare):
             others = [p.left] + p.comparators
@@ -1414,7 +1430,40 @@ class _Enumerator:
                     and isinstance(st.targets[0], ast.Name) and st.targets[0].id == node.id):
                 break
             node, src, line = st.value, ast.unparse(st.value), rd[0][1][1][0]
+        if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 2:
+            # a pair of locals (``lw = left if left > 0 else None; (lw, 0)``): each side
+            # whose one reaching binding is an expression over parameters only (bound at
+            # entry and never again: read the same at its line and here) is replaced by it
+            elts = [self._side_expr(site, fn, e, line) for e in node.elts]
+            if any(a is not b for a, b in zip(elts, node.elts)):
+                node = type(node)(elts=elts, ctx=ast.Load())
+                src = ast.unparse(node)
         return node, src, line
+
+    def _side_expr(self, site, fn, e, line):
+        if not (isinstance(e, ast.Name) and fn.ir is not None and e.id in fn.defs
+                and e.id not in fn.globals):
+            return e
+        rd = reaching_defs(fn, e.id, line)
+        if len(rd) != 1 or rd[0][0] != "expr" or not rd[0][1][1] \
+                or not isinstance(rd[0][1][1][0], int):
+            return e
+        try:
+            tree = ast.parse(self.text.span(site.path, tuple(rd[0][1][1][:4])).strip())
+        except SyntaxError:
+            return e
+        st = tree.body[0] if len(tree.body) == 1 else None
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1
+                and isinstance(st.targets[0], ast.Name) and st.targets[0].id == e.id):
+            return e
+        names = {n.id for n in ast.walk(st.value) if isinstance(n, ast.Name)} - \
+            {"None", "True", "False"}
+        if any(isinstance(n, (ast.Lambda, ast.comprehension, ast.NamedExpr))
+               for n in ast.walk(st.value)) or not names or not all(
+                n in fn.defs and n not in fn.globals and n not in fn.loop_defined
+                and all(d[0] == "param" for d in fn.defs[n]) for n in names):
+            return e
+        return st.value
 
     def _helper_takes_window(self, fn, node, name) -> bool:
         """``name`` appears in the expression only as a positional argument of calls of
@@ -1501,9 +1550,11 @@ class _Enumerator:
                     local[name] = "window"
                 elif subscripted or iterated:
                     local[name] = "window"
-                elif _window_shaped(node, name):
-                    # compared with ints or None only: a bound (the code's own failures tell;
-                    # a TypeError is a loud crash, never a silent band)
+                elif _window_shaped(node, name, want == "pair" and name not in pseudo and all(
+                        d[0] == "param" for d in fn.defs.get(name, ()))):
+                    # compared with ints or None only, or a parameter as a side of the pair
+                    # the expression gives: a bound (the code's own failures tell; a
+                    # TypeError is a loud crash, never a silent band)
                     local[name] = "bound"
                 elif self._helper_takes_window(fn, node, name):
                     # handed to an in-tree helper that only uses it as a window or a bound

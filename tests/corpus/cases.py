@@ -2007,5 +2007,32 @@ case("kept_container_handed_by_keyword/twin", {"norm.py": _KEPT_WRAP,
                                                "use.py": _KEPT_USE.format(arg="dict(REG['a'])")},
      "import use\nuse.run(1, 2, 3)\n", "safe", why="fill changes a copy: negatives become None")
 
+# 91. a window pair built from a parameter that its callers (outside the tree: a custom op
+# dispatched by name) pass as one bound: ``(left, 0) if left > 0 else (None, None)``. The
+# parameter, a side of the pair the expression gives, was not taken as a bound: "cannot be
+# evaluated", a false alarm on a correct shape. It is now run over the bound domain. The
+# twin tests ``left != 0``: -1 gives TE's (-1, 0)
+_OP_PAIR = (FA + "\n\ndef attn_fwd(q, k, v, left):\n"
+            "    window = (left, 0) if left {test} else (None, None)\n"
+            "    return flash_attn_func(q, k, v, causal=True, window_size=window)\n")
+case("pair_built_from_a_bound_parameter", {"m.py": _OP_PAIR.format(test="> 0")},
+     "import m\nfor w in (-1, 0, 1, 64):\n    m.attn_fwd(1, 2, 3, w)\n", "safe",
+     why="a positive bound is kept, anything else is None: no negative reaches FA4")
+case("pair_built_from_a_bound_parameter/twin", {"m.py": _OP_PAIR.format(test="!= 0")},
+     "import m\nm.attn_fwd(1, 2, 3, -1)\n", "unknown", exhaustive=False,
+     why="-1 is kept: FA4 gets TE's (-1, 0)")
+
+# 92. the same pair from a local side (``lw = left if left > 0 else None``; ``(lw, 0)``):
+# the local is read as its expression over the parameter. The twin keeps -1
+_OP_SIDE = (FA + "\n\ndef attn_fwd(q, k, v, left):\n"
+            "    lw = left if left {test} else None\n"
+            "    return flash_attn_func(q, k, v, causal=True, window_size=(lw, 0))\n")
+case("pair_side_from_a_bound_parameter", {"m.py": _OP_SIDE.format(test="> 0")},
+     "import m\nfor w in (-1, 0, 1, 64):\n    m.attn_fwd(1, 2, 3, w)\n", "safe",
+     why="a positive bound is kept, anything else is None")
+case("pair_side_from_a_bound_parameter/twin", {"m.py": _OP_SIDE.format(test=">= -1")},
+     "import m\nm.attn_fwd(1, 2, 3, -1)\n", "unknown", exhaustive=False,
+     why="-1 is kept: FA4 gets TE's (-1, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
