@@ -94,6 +94,11 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
     if isinstance(expr, Subscript) and isinstance(expr.index, Lit) \
             and isinstance(expr.index.value, int) and side is None and expr.index.value in (0, 1):
         return window_values(solver, fnkey, expr.base, expr.index.value, depth + 1, seen, line)
+    if isinstance(expr, Subscript) and isinstance(expr.index, Lit) \
+            and expr.index.value in WINDOW_KEYS and fn is not None:
+        got = _dict_entry_values(solver, fn, expr, side, depth, seen)
+        if got is not None:
+            return got
     if isinstance(expr, Name) and fn is not None and fn.ir is not None:
         name = expr.id
         if (fnkey, name, side, line) in seen:
@@ -145,6 +150,28 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
             # comparisons lie): outside the ints and None every wrapper is proved on
             return {("unk", f"{expr_label(expr)} is {made}", None, expr_label(expr))}
     return {("unk", expr_label(expr), None)}
+
+
+def _dict_entry_values(solver: Solver, fn, expr, side, depth: int, seen: set) -> set | None:
+    """``kw["window_size"]`` read off a dict the flow models (built and changed where it
+    looks, no entry it cannot see): what each of its entries for that key can be. None when
+    it is not such a dict (the caller's answer stands)."""
+    try:
+        vals = solver.eval(fn_context(solver, fn), expr.base)
+    except RecursionError:
+        return None
+    out: set = set()
+    for v, _ in vals:
+        if not isinstance(v, DictVal) or v.opaque:
+            return None
+        hits = [e for e in v.entries if e.site.key == expr.index.value]
+        if not hits:
+            return None
+        for e in hits:
+            at = e.site.pos[0] if e.site.pos and isinstance(e.site.pos[0], int) else None
+            out |= window_values(solver, e.site.fn, solver.exprs[e.site.expr_id], side,
+                                 depth + 1, seen, at)
+    return out or None
 
 
 def _from_callers(solver: Solver, fn, name: str, side, depth: int, seen: set) -> set:

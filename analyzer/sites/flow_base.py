@@ -434,6 +434,14 @@ def build_module(mod: Mod) -> None:
                     not any(isinstance(x, Starred) for x in value.elts):
                 for sub, v in zip(elts, value.elts):
                     bind(fn, sub, v, guards, tte, loop, pos)
+            elif not loop and not any(isinstance(x, Starred) for x in elts) and \
+                    not isinstance(value, (TupleExpr, ListExpr)):
+                # ``l, r = window_size``: each name is the value's item at its place (a
+                # sequence of another length fails at run time; a dict or a set gives no
+                # item here, and the flow reads such a subscript as opaque)
+                for i, sub in enumerate(elts):
+                    bind(fn, sub, Subscript(base=value, index=Lit(value=i), pos=pos),
+                         guards, tte, loop, pos)
             else:
                 for sub in elts:
                     bind(fn, sub, UNKNOWN, guards, tte, loop, pos)

@@ -787,6 +787,23 @@ def _stores_key(st, d: str, key: str) -> bool:
         st.targets[0].slice.value == key
 
 
+# what ``coverage.window_values`` answers for a side read as a pair or a pair read as a side:
+# the other reading gives its values
+_SHAPE_MISMATCH = ("an int where a pair is expected", "a pair where one side is expected",
+                   "not a pair")
+
+
+def _shape_mismatch(why: str) -> bool:
+    """One of ``_SHAPE_MISMATCH``, as it is or carried (``from the tree's call of f at ...:
+    ...``, ``... (via self.w)``)."""
+    return any(m in why for m in _SHAPE_MISMATCH)
+
+
+# an attribute read off an object the flow does not model (``self.config.window_size``): a
+# value from outside, like a parameter's (docs/sites.md, the convention on outside values)
+_ATTRIBUTE_READ = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\Z")
+
+
 def _window_shaped(node, name: str, pair: bool = False) -> bool:
     """Every use of ``name`` in the expression is a comparison with an int or None constant,
     or an arithmetic-free pass-through (the expression itself, a branch of a conditional);
@@ -1526,6 +1543,19 @@ class _Enumerator:
                     local[name] = sorted(set(others) | vals, key=repr)
                     continue
                 if unk or not vals:
+                    # the domain stands for values from outside the tree (a parameter its
+                    # callers pass) only: one the tree itself computes and the flow cannot
+                    # bound (``~1``, ``LEFT - 1``, a loop's or a starred target, ``d.get(k,
+                    # -2)``) may be anything
+                    views = [atoms]
+                    if any(a[0] == "unk" and _shape_mismatch(a[1]) for a in atoms):
+                        # it holds pairs (too): what each side can be
+                        views += [window_values(self.solver, site.fn, value, sd, line=line)
+                                  for sd in (0, 1)]
+                    if any(a[0] == "unk" and a[2] is None and not _shape_mismatch(a[1])
+                           and not _ATTRIBUTE_READ.match(a[1])
+                           for view in views for a in view):
+                        return None
                     # the two sides one by one (a pair handed over by the tree's own calls): a
                     # side outside the window domain (-2, a float) or one the tree computes
                     # and cannot bound (``sw - 1``) is not covered by running the domain

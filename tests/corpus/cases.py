@@ -2034,5 +2034,38 @@ case("pair_side_from_a_bound_parameter/twin", {"m.py": _OP_SIDE.format(test=">= 
      "import m\nm.attn_fwd(1, 2, 3, -1)\n", "unknown", exhaustive=False,
      why="-1 is kept: FA4 gets TE's (-1, 0)")
 
+# 93. a window unpacked into its sides (``l, r = window_size``) and mapped side by side by
+# a helper that maps exactly -1, while the tree's own call passes -2: an unpacking bound
+# each name to nothing the flow could follow, so the sides were run over the window domain
+# of values from outside the tree (None, ints >= -1), a false "safe". Each name is now the
+# window's item at its place. The twin's call passes TE's own -1
+_UNPACK = (FA + "\n\ndef _to_fa4(x):\n    return None if {test} else x\n\n\n"
+           "def fa(q, k, v, causal=False, window_size=(None, None)):\n"
+           "    left, right = window_size\n"
+           "    return flash_attn_func(q, k, v, causal=causal,\n"
+           "                           window_size=(_to_fa4(left), _to_fa4(right)))\n\n\n"
+           "def run(q, k, v):\n    return fa(q, k, v, causal=True, window_size=(-2, 0))\n")
+case("unpacked_sides_from_the_tree", {"m.py": _UNPACK.format(test="x == -1")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="-2 is not -1: FA4 gets (-2, 0)")
+case("unpacked_sides_from_the_tree/twin", {"m.py": _UNPACK.format(test="x == -1").replace(
+    "(-2, 0)", "(-1, 0)")}, "import m\nm.run(1, 2, 3)\n", "safe", why="-1 becomes None")
+
+# 94. a side the tree computes in a way the flow does not evaluate (``~1``, a loop's target,
+# ``d.get(k, -2)``) and hands to a helper that maps exactly -1: such a value is not one from
+# outside the tree, yet it was run over the window domain, a false "safe". Only a parameter
+# (or an attribute of an object the flow does not model) stands for outside values now. The
+# twin's helper maps every negative bound
+_COMPUTED = (FA + "\n\ndef _to_fa4(x):\n    return None if {test} else x\n\n\n"
+             "def run(q, k, v):\n    for left, right in ((~1, 0),):\n"
+             "        flash_attn_func(q, k, v, causal=True,\n"
+             "                        window_size=(_to_fa4(left), _to_fa4(right)))\n")
+case("computed_side_from_the_tree", {"m.py": _COMPUTED.format(test="x == -1")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="~1 is -2, not -1: FA4 gets (-2, 0)")
+case("computed_side_from_the_tree/twin", {"m.py": _COMPUTED.format(
+    test="x is not None and x < 0")}, "import m\nm.run(1, 2, 3)\n", "unknown",
+     exhaustive=False, why="right, but a loop's target is not evaluated (a false alarm)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
