@@ -228,12 +228,22 @@ def _builtins():
              "RuntimeWarning")
     out = {n: getattr(b, n) for n in names}
     out.update(getattr=_safe_getattr, setattr=_safe_setattr, hasattr=_safe_hasattr,
-               __import__=_import, __build_class__=b.__build_class__, print=lambda *a, **k: None)
+               __import__=_import, __build_class__=b.__build_class__, print=_print)
     return out
 
 
-def _namespace(name, sources, opaque):
-    ns = {"__builtins__": _builtins(), "__name__": name}
+def _print(*values, sep=" ", end="\n", file=None, flush=False):
+    """``print`` as it checks its arguments (``print(end=0)`` raises TypeError, as in the
+    tree), writing nowhere."""
+    import io
+
+    if file is not None and not hasattr(file, "write"):
+        raise AttributeError(f"'{type(file).__name__}' object has no attribute 'write'")
+    print(*values, sep=sep, end=end, file=io.StringIO(), flush=flush)
+
+
+def _namespace(name, sources, opaque, real_name=None):
+    ns = {"__builtins__": _builtins(), "__name__": real_name or name}
     for n in opaque:
         ns[n] = _Opaque(n)
     for src in sources:
@@ -678,7 +688,8 @@ def main():
     answers = []
     for mod in req["modules"]:
         try:
-            _NS[mod["name"]] = _namespace(mod["name"], mod["sources"], mod.get("opaque", ()))
+            _NS[mod["name"]] = _namespace(mod["name"], mod["sources"], mod.get("opaque", ()),
+                                          mod.get("real_name"))
         except Unanalysable as exc:
             _NS[mod["name"]] = None
             answers.append({"module": mod["name"], "error": f"unknown: module code touches {exc}"})

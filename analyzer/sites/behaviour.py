@@ -224,6 +224,9 @@ class ExtractedModule:
     sources: list[str]
     opaque: list[str] = field(default_factory=list)
     refused: str = ""
+    # the module's own name: the code runs with it as ``__name__`` (a test on it, or on a
+    # function's ``__module__``, takes the branch it takes in the tree)
+    real_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -284,6 +287,19 @@ def _impure(sources: list[str]) -> str:
         # functions of the module, not state of an object)
         modules = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
                    if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+        # names ``import`` binds to a module (``operator.add`` is a function, not a set's)
+        plain_modules = {a.asname or a.name.split(".")[0] for n in ast.walk(tree)
+                         if isinstance(n, ast.Import) for a in n.names}
+        # what each imported name is (``op`` -> operator, ``iadd`` -> operator.iadd)
+        origin = {}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Import):
+                for a in n.names:
+                    origin[a.asname or a.name.split(".")[0]] = a.name if a.asname else \
+                        a.name.split(".")[0]
+            elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+                for a in n.names:
+                    origin[a.asname or a.name] = f"{n.module}.{a.name}"
         # module-level names bound to a class or to an object a call made (not a function,
         # not a constant): their attributes are state other code can set
         kept = set()
@@ -344,6 +360,7 @@ def _impure(sources: list[str]) -> str:
                         return f"it changes an object it does not own ({ast.unparse(n)} = ...)"
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
                         isinstance(n.func.value, ast.Name) and n.func.value.id not in own and \
+                        n.func.value.id not in plain_modules and \
                         n.func.attr in ("append", "extend", "insert", "update", "setdefault",
                                         "pop", "popitem", "clear", "remove", "add",
                                         "discard", "__setitem__", "cache_clear"):
@@ -357,6 +374,12 @@ def _impure(sources: list[str]) -> str:
                     # ``_once.cache_info()``): it may change it, or read what earlier calls did
                     return (f"it calls a method of an object it does not own "
                             f"({ast.unparse(n.func)}(...))")
+                if isinstance(n, ast.Call) and _changes_its_argument(n.func, origin) and \
+                        any(isinstance(x, ast.Name) and x.id not in own for x in n.args[:1]):
+                    # a function of a module that changes its first argument in place
+                    # (``operator.iadd(_seen, [1])``, ``heapq.heappush(_q, x)``)
+                    return (f"it changes an object it does not own "
+                            f"({ast.unparse(n.func)}({ast.unparse(n.args[0])}, ...))")
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
                         n.func.id in ("next", "setattr", "delattr") and n.args and not (
                             isinstance(n.args[0], ast.Name) and n.args[0].id in own):
@@ -378,6 +401,30 @@ def _impure(sources: list[str]) -> str:
                                                      for x in ast.walk(n.test)):
                     return "an assert does work (python -O drops it)"
     return ""
+
+
+# functions of the standard library that change their first argument in place
+_ARGUMENT_CHANGERS = frozenset(
+    {f"operator.{m}" for m in ("iadd", "iand", "iconcat", "ifloordiv", "ilshift", "imod",
+                               "imul", "imatmul", "ior", "ipow", "irshift", "isub",
+                               "itruediv", "ixor", "setitem", "delitem", "__iadd__",
+                               "__setitem__", "__delitem__", "__iconcat__", "__ior__")}
+    | {f"heapq.{m}" for m in ("heappush", "heappop", "heapify", "heapreplace", "heappushpop")}
+    | {f"bisect.{m}" for m in ("insort", "insort_left", "insort_right")}
+    | {"random.shuffle", "collections.OrderedDict.move_to_end"})
+
+
+def _changes_its_argument(func, origin: dict) -> bool:
+    """Is ``func`` (a call's callee) one of ``_ARGUMENT_CHANGERS``, through the names the
+    code imports (``import operator as op; op.iadd``, ``from operator import setitem``)?"""
+    parts = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name) or func.id not in origin:
+        return False
+    dotted = ".".join([origin[func.id]] + parts[::-1])
+    return dotted in _ARGUMENT_CHANGERS
 
 
 def _walk_scope(node):
@@ -465,7 +512,8 @@ class Runner:
             m = self.modules[name]
             if m.refused:
                 continue
-            mods.append({"name": m.name, "sources": m.sources, "opaque": m.opaque})
+            mods.append({"name": m.name, "sources": m.sources, "opaque": m.opaque,
+                         "real_name": m.real_name or m.name})
         here = str(Path(__file__).resolve().parents[2])
         # two or more chains: split over two children that run side by side (the caller only
         # waits meanwhile); each half is answered in its own order, then put back in place

@@ -122,7 +122,8 @@ class Judge:
                     break
         if not refused:
             refused = self._state_changed_elsewhere(modname, srcs)
-        self.runner.modules[name] = BH.ExtractedModule(name, srcs, list(opaque), refused)
+        self.runner.modules[name] = BH.ExtractedModule(name, srcs, list(opaque), refused,
+                                                       real_name=modname)
         self._ext_keys[key] = name
         return name
 

@@ -2055,17 +2055,55 @@ case("unpacked_sides_from_the_tree/twin", {"m.py": _UNPACK.format(test="x == -1"
 # ``d.get(k, -2)``) and hands to a helper that maps exactly -1: such a value is not one from
 # outside the tree, yet it was run over the window domain, a false "safe". Only a parameter
 # (or an attribute of an object the flow does not model) stands for outside values now. The
-# twin's helper maps every negative bound
-_COMPUTED = (FA + "\n\ndef _to_fa4(x):\n    return None if {test} else x\n\n\n"
-             "def run(q, k, v):\n    for left, right in ((~1, 0),):\n"
-             "        flash_attn_func(q, k, v, causal=True,\n"
-             "                        window_size=(_to_fa4(left), _to_fa4(right)))\n")
-case("computed_side_from_the_tree", {"m.py": _COMPUTED.format(test="x == -1")},
+# twin binds TE's -1 plainly
+_COMPUTED = (FA + "\n\ndef _to_fa4(x):\n    return None if x == -1 else x\n\n\n"
+             "def run(q, k, v):\n    {bind}\n"
+             "    return flash_attn_func(q, k, v, causal=True,\n"
+             "                           window_size=(_to_fa4(left), _to_fa4(right)))\n")
+case("computed_side_from_the_tree", {"m.py": _COMPUTED.format(bind="left, right = ~1, 0")},
      "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
      why="~1 is -2, not -1: FA4 gets (-2, 0)")
-case("computed_side_from_the_tree/twin", {"m.py": _COMPUTED.format(
-    test="x is not None and x < 0")}, "import m\nm.run(1, 2, 3)\n", "unknown",
-     exhaustive=False, why="right, but a loop's target is not evaluated (a false alarm)")
+case("computed_side_from_the_tree/twin", {"m.py": _COMPUTED.format(bind="left, right = -1, 0")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="-1 becomes None")
+
+# 95. a helper that behaves otherwise in the sandbox than in the tree: a test on the
+# module's own name (``__name__``, a function's ``__module__``), or on ``print`` checking its
+# arguments. The sandbox ran the code as module ``m<N>`` with a ``print`` that took anything:
+# the helper took its normalising branch there and handed the window on raw in the tree, a
+# false "safe". The code now runs under its own module name, with a ``print`` that checks
+# what it is given. The twin tests another name
+_NAMED = (FA + "\n\ndef _n(x):\n    if {test}:\n        return x\n"
+          "    return None if x is not None and x < 0 else x\n\n\n"
+          "def run(q, k, v):\n"
+          "    return flash_attn_func(q, k, v, causal=True, window_size=(_n(-1), _n(0)))\n")
+case("helper_tests_its_module_name", {"m.py": _NAMED.format(test="__name__ == 'm'")},
+     "import m\nm.run(1, 2, 3)\n", "unsafe", why="in the tree __name__ is 'm': (-1, 0) passes")
+case("helper_tests_its_module_name/twin", {"m.py": _NAMED.format(test="__name__ == 'other'")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="the test is false in the tree too")
+_PRINTS = (FA + "\n\ndef _n(x):\n    try:\n        print({args})\n    except TypeError:\n"
+           "        return x\n    return None if x is not None and x < 0 else x\n\n\n"
+           "def run(q, k, v):\n"
+           "    return flash_attn_func(q, k, v, causal=True, window_size=(_n(-1), _n(0)))\n")
+case("helper_relies_on_print_raising", {"m.py": _PRINTS.format(args="end=0")},
+     "import m\nm.run(1, 2, 3)\n", "unsafe", why="print(end=0) raises: (-1, 0) passes")
+case("helper_relies_on_print_raising/twin", {"m.py": _PRINTS.format(args="end=''")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="print(end='') does not raise")
+
+# 96. a helper that keeps state through a function of the standard library that changes its
+# argument (``operator.iadd(_seen, [1])`` on a default list): normalising on its first calls,
+# raw after. The purity gate read methods and subscript stores only, and the sandbox's runs
+# showed the first calls: a false "safe". The twin's ``operator.add`` makes a new list
+_COUNTS = ("import operator\n" + FA + "\n\ndef _n(x, _seen=[]):\n    {step}\n"
+           "    if len(_seen) > 2:\n        return x\n"
+           "    return None if x is not None and x < 0 else x\n\n\n"
+           "def run(q, k, v):\n"
+           "    return flash_attn_func(q, k, v, causal=True, window_size=(_n(-1), _n(0)))\n")
+case("helper_counts_through_operator", {"m.py": _COUNTS.format(step="operator.iadd(_seen, [1])")},
+     "import m\nm.run(1, 2, 3)\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="from the third call on the window passes raw: (-1, 0) on the second run")
+case("helper_counts_through_operator/twin", {"m.py": _COUNTS.format(
+    step="operator.add(_seen, [1])")}, "import m\nm.run(1, 2, 3)\nm.run(1, 2, 3)\n", "safe",
+     why="operator.add makes a new list: _seen stays empty, every call normalises")
 
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
