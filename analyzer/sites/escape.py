@@ -205,6 +205,7 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
             return mod.top if qual == "<module>" else solver.fns.get((path, qual))
 
         names = _candidates(solver, mod, info, may_hold)
+        out.extend(_getters_used_as_values(solver, mod, info, judge, values, names))
         out.extend(_namespace_reads(solver, mod, info, judge))
         out.extend(_class_body_imports(solver, mod, info))
         for stmt, qual, cls in _statements_with(info, names):
@@ -277,6 +278,64 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
     return [uniq[k] for k in sorted(uniq)]
 
 
+def _getters_used_as_values(solver, mod, info, judge, values, names) -> list[Escape]:
+    """A function of the tree that returns FA4 itself (unchecked) is followed where it is
+    called by name: the flow reads what it returns there. Used as a value -- a decorator
+    (``@swap``), an argument (``map(get, ...)``, ``methodcaller(...)``), a container -- what
+    it returns goes where the flow does not look."""
+    from analyzer.sites.flow import _FnCtx
+
+    fnames = {f.name for f in mod.all_fns if f.ir is not None and f.returns} - names
+    for n, vals in solver.env(mod).items():
+        if n not in names and n not in fnames and any(
+                isinstance(v, FuncRef) and v.key[0] != mod.path for v, _ in _forced(solver, vals)):
+            fnames.add(n)           # a function imported from another parsed module
+    if not fnames:
+        return []
+    verdict: dict = {}
+
+    def returns_fa4(key) -> bool:
+        if key not in verdict:
+            f = solver.fns.get(key)
+            if f is None or f.ir is None or not f.returns:
+                verdict[key] = False
+            else:
+                try:
+                    rets = solver._memo(("ret", f.key, False), lambda: frozenset(
+                        (x, ff | f.guards(g)) for expr, g in f.returns
+                        for x, ff in solver.eval(_FnCtx(solver, f, False), expr)))
+                except RecursionError:
+                    rets = None
+                verdict[key] = rets is None or any(
+                    isinstance(x, FAFunc) and x.entry.version == "fa4"
+                    and not judge.normalised(x) for x, _ in rets)
+        return verdict[key]
+
+    out = []
+    for stmt, qual, _cls in _statements_with(info, fnames):
+        nodes = walk(stmt)
+        for node in nodes:
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+                    and node.id in fnames):
+                continue
+            p = _parent_of(node)
+            if isinstance(p, ast.Call) and p.func is node:
+                continue            # called by name: the flow reads what it returns
+            if any(isinstance(v, FuncRef) and returns_fa4(v.key) for v in values(qual, node.id)):
+                out.append(Escape(info.path, node.lineno, node.col_offset + 1,
+                                  f"{node.id} returns FA4 and is used as a value here (a "
+                                  "decorator, an argument, a container): where what it "
+                                  "returns goes is not followed"))
+    return out
+
+
+def _forced(solver, vals):
+    try:
+        return solver.force(vals)
+    except RecursionError:
+        return frozenset()
+
+
 def _attribute_chain(sc, node, fn, solver):
     """The longest attribute chain read off ``node`` (``a.fa.flash_attn_func`` for ``a``) and
     the values the solver gives it: (the outermost Attribute node, values), or (node, ())."""
@@ -293,6 +352,11 @@ def _attribute_chain(sc, node, fn, solver):
 # attributes of a function that hand out what decides its behaviour
 _FUNCTION_STATE = frozenset({"__defaults__", "__kwdefaults__", "__code__", "__globals__",
                              "__dict__", "__closure__"})
+# makers of callables that call, or read, what they are applied to (``operator``)
+_CALL_THROUGH = frozenset({"methodcaller", "attrgetter", "itemgetter"})
+# attributes of a function (or an FA4 module) that give nothing that can call it
+_INERT_ATTRS = frozenset({"__name__", "__qualname__", "__module__", "__doc__",
+                          "__annotations__", "__text_signature__", "__version__"})
 # attributes that hand out a module's whole namespace
 _NAMESPACE_ATTRS = frozenset({"__dict__", "__getattribute__", "__getattr__"})
 # builtins that hand out a namespace by name
@@ -455,6 +519,16 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
         if raw:
             return (_use(sc, top, fn, solver, call_at, path),
                     f"{ast.unparse(top)} ({', '.join(raw)})")
+        # FA4 partway along the chain (``pkg.flash_attn_func.__call__``): what is read off it
+        # decides (``_use``)
+        mid, mexpr = node, Name(id=node.id)
+        while sc.parent(mid) is not top and isinstance(sc.parent(mid), ast.Attribute):
+            mid = sc.parent(mid)
+            mexpr = Attr(base=mexpr, attr=mid.attr)
+            mraw = fa4_raw(_eval(solver, fn, mexpr))
+            if mraw:
+                return (_use(sc, mid, fn, solver, call_at, path),
+                        f"{ast.unparse(mid)} ({', '.join(mraw)})")
         if not any(isinstance(v, ModRef) and (may_hold is None or may_hold(v.name))
                    for v in vals):
             return "", ""
@@ -555,6 +629,12 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
             callee = ast.unparse(p.func)
             if callee in ("functools.wraps", "wraps") and len(p.args) == 1:
                 return ""       # copies the name and docstring; calls nothing
+            if isinstance(p.func, ast.Call) and \
+                    ast.unparse(p.func.func).rsplit(".", 1)[-1] in _CALL_THROUGH:
+                # ``methodcaller("__call__", q, k, v, window_size=...)(fa4)`` calls it with
+                # the arguments it was made with; ``attrgetter("__call__")(fa4)`` hands it out
+                return (f"is handed to {callee}(...), which calls it or reads it with "
+                        "arguments the pass does not judge")
             if (len(p.args) > 1 or p.keywords) and callee not in _PARTIALS \
                     and not _in_tree_callee(solver, fn, p):
                 # ``checkpoint(fa4, q, k, v, window_size=...)``, ``pool.submit(fa4, ...)``,
@@ -629,7 +709,17 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
         if p.attr in _FUNCTION_STATE:
             return (f"hands out its {p.attr}, which code may change (FA4's defaults, code or "
                     "globals)")
-        return ""
+        if p.attr in _INERT_ATTRS or not (p.attr.startswith("__") or p.attr == "func"):
+            # a name or a docstring: nothing that calls FA4; a plain attribute is what the
+            # tree set on it (a wrapper's flag: ``inner.enabled``)
+            return ""
+        if p.attr in B.FA4_ENTRIES or p.attr in ("interface", "cute"):
+            # an entry point read off the FA4 module this value may be: used where it goes
+            return _use(sc, p, fn, solver, call_at, path)
+        # a special attribute may give FA4 back, bound or wrapped: ``f.__call__``,
+        # ``f.__get__(o)``, ``partial(f).func``, ``m.interface.__getattribute__(name)``
+        return f"has its attribute {p.attr} read, which may give FA4 back where the pass " \
+            "does not follow it"
     if isinstance(p, ast.Starred):
         return "is splatted into a call the pass does not follow"
     if isinstance(p, ast.Dict):

@@ -2105,5 +2105,42 @@ case("helper_counts_through_operator/twin", {"m.py": _COUNTS.format(
     step="operator.add(_seen, [1])")}, "import m\nm.run(1, 2, 3)\nm.run(1, 2, 3)\n", "safe",
      why="operator.add makes a new list: _seen stays empty, every call normalises")
 
+# 97. FA4 read through one of its attributes that gives it back (``f.__call__``,
+# ``f.__get__(None, object)``, ``partial(f).func``, ``mod.interface.__getattribute__(n)``):
+# an attribute read of an FA4 value was taken as harmless, a false "safe". Only its name,
+# module, docstring or annotations are now. The twin reads its name and passes (None, 0)
+_ATTR_READ = (FA + "\n\ndef run(q, k, v):\n    g = {read}\n"
+              "    return g(q, k, v, causal=True, window_size={w})\n")
+case("fa4_read_through_an_attribute", {"m.py": _ATTR_READ.format(
+    read="flash_attn_func.__call__", w="(-1, 0)")}, "import m\nm.run(1, 2, 3)\n", "unknown",
+     exhaustive=False, why="g is FA4's __call__: it gets TE's (-1, 0)")
+case("fa4_read_through_an_attribute/twin", {"m.py": _ATTR_READ.format(
+    read="flash_attn_func if flash_attn_func.__name__ else None", w="(None, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="only FA4's name is read; g gets (None, 0)")
+
+# 98. a function of the tree that returns FA4, used as a value: a decorator that swaps the
+# function it decorates for FA4 (``@swap``), a getter mapped over a list (``map(get, ...)``),
+# a ``methodcaller`` applied to FA4. The flow reads what a function returns only where it is
+# called by name: a false "safe". The twin's decorator hands its function back
+_SWAP = (FA + "\n\ndef swap(f):\n    return {ret}\n\n\n@swap\ndef attend(q, k, v, **kw):\n"
+         "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n\n\n"
+         "def run(q, k, v):\n"
+         "    return attend(q, k, v, causal=True, window_size=(-1, 0))\n")
+case("decorator_swaps_in_fa4", {"m.py": _SWAP.format(ret="flash_attn_func")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="attend is FA4 after @swap: it gets TE's (-1, 0)")
+case("decorator_swaps_in_fa4/twin", {"m.py": _SWAP.format(ret="f")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="attend stays the tree's own: (None, 0)")
+_MCALL = ("import operator\n" + FA + "\n\ndef run(q, k, v):\n"
+          "    return operator.methodcaller('__call__', q, k, v, causal=True,\n"
+          "                                 window_size=(-1, 0))({f})\n\n\n"
+          "def other(q, k, v, **kw):\n"
+          "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n")
+case("methodcaller_applied_to_fa4", {"m.py": _MCALL.format(f="flash_attn_func")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="methodcaller calls FA4 with TE's (-1, 0)")
+case("methodcaller_applied_to_fa4/twin", {"m.py": _MCALL.format(f="other")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="it calls the tree's own function: (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
