@@ -13,6 +13,7 @@ report makes the verdict *unknown*: a Pysa-style conservative default for what c
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from analyzer.sites import bindings as B
@@ -129,15 +130,23 @@ def _statements_with(info, names: set[str]):
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 qual = f"{prefix}{st.name}"
                 stack.append((st.body, qual, qual + ".<locals>.", None))
-                heads = list(st.decorator_list) + [d for d in st.args.defaults
-                                                   + st.args.kw_defaults if d is not None]
+                a = st.args
+                heads = list(st.decorator_list) + [d for d in a.defaults
+                                                   + a.kw_defaults if d is not None]
+                # annotations are evaluated with the def and kept (``__annotations__``,
+                # ``typing.get_type_hints``)
+                heads += [x.annotation for x in a.posonlyargs + a.args + a.kwonlyargs
+                          + [a.vararg, a.kwarg] if x is not None and x.annotation is not None]
+                if st.returns is not None:
+                    heads.append(st.returns)
                 for h in heads:
                     if pat.search(ast.unparse(h)):
                         yield h, scope, cls
                 continue
             if isinstance(st, ast.ClassDef):
                 stack.append((st.body, scope, f"{prefix}{st.name}.", f"{prefix}{st.name}"))
-                for h in list(st.decorator_list) + list(st.bases):
+                for h in list(st.decorator_list) + list(st.bases) + \
+                        [k.value for k in st.keywords]:
                     if pat.search(ast.unparse(h)):
                         yield h, scope, cls
                 continue
@@ -181,6 +190,15 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
         pos = c["call"].pos
         call_at.add((c["fn"].mod.path, pos[0], pos[1]))
     out: list[Escape] = []
+    cands = {p: _candidates(solver, solver.mods[p], index.by_path[p], may_hold)
+             for p in sorted(solver.mods)
+             if index.by_path.get(p) is not None and index.by_path[p].tree is not None}
+    holds_fa4 = bool(call_at) or any(cands.values())
+    solver.unwrap_at = None
+    if holds_fa4:
+        found = _reflection_reads(index)
+        solver.unwrap_at = found.get("unwrap")
+        out.extend(Escape(path, line, col, why) for path, line, col, why in found["gc"])
     for path in sorted(solver.mods):
         info = index.by_path.get(path)
         if info is None or info.tree is None:
@@ -204,7 +222,7 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
         def fn_of(qual):
             return mod.top if qual == "<module>" else solver.fns.get((path, qual))
 
-        names = _candidates(solver, mod, info, may_hold)
+        names = cands[path]
         out.extend(_getters_used_as_values(solver, mod, info, judge, values, names))
         out.extend(_namespace_reads(solver, mod, info, judge))
         out.extend(_class_body_imports(solver, mod, info))
@@ -276,6 +294,61 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
     for e in out:
         uniq.setdefault((e.path, e.line, e.col), e)
     return [uniq[k] for k in sorted(uniq)]
+
+
+_UNWRAP_RE = re.compile(rb"__wrapped__|\bunwrap\b")
+_GC_RE = re.compile(rb"\bget_(?:objects|referrers|referents)\b")
+
+
+def _reflection_reads(index) -> dict:
+    """Text the whole tree holds (FA4's own vendored copies aside) that reaches FA4 without
+    naming it: ``gc.get_objects()`` and its kin hand out every live object, FA4's functions
+    among them ("gc": each place); ``__wrapped__`` or ``inspect.unwrap`` reads back what
+    ``functools.wraps`` kept ("unwrap": the first place). Over-approximated by text: a word
+    in a comment counts too."""
+    out: dict = {"gc": []}
+    for name in sorted(index.modules):
+        info = index.modules[name]
+        if B.fa_version_of_module(name) == "fa4":
+            continue
+        raw = info.raw
+        for key, rx, needle in (("unwrap", _UNWRAP_RE, b"wrap"),
+                                ("gc", _GC_RE, b"get_")):
+            if needle not in raw or (key == "unwrap" and "unwrap" in out):
+                continue
+            for m in rx.finditer(raw):
+                line = raw.count(b"\n", 0, m.start()) + 1
+                col = m.start() - (raw.rfind(b"\n", 0, m.start()) + 1) + 1
+                if _in_comment(raw, m.start()):
+                    continue
+                if key == "unwrap":
+                    out["unwrap"] = (info.path, line)
+                    break
+                out["gc"].append((info.path, line, col, (
+                    f"{m.group().decode()} hands out every live object, FA4's functions "
+                    "among them: calls made through what it finds are not followed")))
+    return out
+
+
+def _in_comment(raw: bytes, at: int) -> bool:
+    """True when the byte at ``at`` lies in a ``#`` comment of its line, as the tokenizer reads
+    the line alone; a line it cannot read alone (inside a long string) is not a comment."""
+    import io
+    import tokenize
+
+    start = raw.rfind(b"\n", 0, at) + 1
+    if b"#" not in raw[start:at]:
+        return False
+    end = raw.find(b"\n", at)
+    line = raw[start:end if end >= 0 else len(raw)]
+    col = at - start
+    try:
+        for tok in tokenize.tokenize(io.BytesIO(line).readline):
+            if tok.type == tokenize.COMMENT:
+                return tok.start[1] <= col
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return False
+    return False
 
 
 def _getters_used_as_values(solver, mod, info, judge, values, names) -> list[Escape]:
@@ -628,7 +701,13 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
         if p.args and p.args[0] is child:
             callee = ast.unparse(p.func)
             if callee in ("functools.wraps", "wraps") and len(p.args) == 1:
-                return ""       # copies the name and docstring; calls nothing
+                # copies the name and docstring, and keeps FA4 as the wrapper's
+                # ``__wrapped__``: harmless unless the tree reads that back
+                at = getattr(solver, "unwrap_at", None)
+                if at is None:
+                    return ""
+                return (f"is copied into the __wrapped__ of the function {callee} decorates, "
+                        f"and the tree reads __wrapped__ back ({at[0]}:{at[1]})")
             if isinstance(p.func, ast.Call) and \
                     ast.unparse(p.func.func).rsplit(".", 1)[-1] in _CALL_THROUGH:
                 # ``methodcaller("__call__", q, k, v, window_size=...)(fa4)`` calls it with
@@ -668,6 +747,8 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
         if isinstance(call, ast.Call) and _in_tree_callee(solver, fn, call):
             return ""
         return f"is passed as {p.arg}= to a callee the pass does not follow"
+    if isinstance(p, ast.AnnAssign) and child is p.annotation:
+        return _ANNOTATION
     if isinstance(p, (ast.Assign, ast.AnnAssign)):
         targets = p.targets if isinstance(p, ast.Assign) else [p.target]
         bad = [t for t in targets if not isinstance(t, ast.Name)]
@@ -727,7 +808,20 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
     if isinstance(p, (ast.Set, ast.Lambda, ast.Yield, ast.YieldFrom, ast.Await,
                       ast.Subscript, ast.comprehension, ast.GeneratorExp, ast.ListComp)):
         return f"is used in a {type(p).__name__} the pass does not follow"
+    if p is None:
+        # a head of a def or a class read alone: what holds it says what it is
+        q = _parent_of(child)
+        if isinstance(q, ast.arg) or isinstance(q, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and child is q.returns:
+            return _ANNOTATION
+        if isinstance(q, ast.keyword) and isinstance(_parent_of(q), ast.ClassDef):
+            return (f"is passed as {q.arg}= to the class statement, which hands it to a "
+                    "metaclass or __init_subclass__ the pass does not follow")
     return f"is used in a {type(p).__name__ if p is not None else 'statement'} the pass does not follow"
+
+
+_ANNOTATION = ("is used as an annotation, which Python keeps (__annotations__, "
+               "typing.get_type_hints hand it back) where the pass does not follow")
 
 
 _PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})

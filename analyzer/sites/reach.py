@@ -41,7 +41,7 @@ from fa4_patch import names as N
 from analyzer.sites.bindings import fa_version_of_module
 from analyzer.sites.cache import write_atomic
 
-SUMMARY_VERSION = 21
+SUMMARY_VERSION = 22
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -367,6 +367,12 @@ def _result_use(parent: dict, call: ast.Call, scope) -> tuple[bool, str]:
         return True, f"its attribute .{p.attr} is passed on or read further"
     if isinstance(p, ast.Assign) and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name):
         var = p.targets[0].id
+        if scope is None or any(isinstance(n, (ast.Global, ast.Nonlocal)) and var in n.names
+                                for n in ast.walk(scope)):
+            # a module-level, class-level or global name: any other module may import it
+            # (``from pkg import fa``) and call through it, which this file does not show
+            return True, f"{var} is kept where other modules may read it (a module-level, " \
+                "class-level or global name)"
         body = scope if scope is not None else None
         root = body if body is not None else _root(parent, call)
         uses = []
@@ -1284,11 +1290,14 @@ def summaries(index: TreeIndex, use_cache: bool = True) -> dict[str, FileSummary
             pack = {}
     fresh: dict = {}
     missed = False
+    # the tool's own code is part of the key: an edited summariser never reads old summaries
+    from analyzer.sites.cache import tool_digest
+    digest = tool_digest()
     for name, info in index.modules.items():
         if info.error is not None:
             out[name] = FileSummary(name, info.is_pkg, info.error)
             continue
-        key = hashlib.sha256(f"{SUMMARY_VERSION}\0{info.path}\0".encode()
+        key = hashlib.sha256(f"{SUMMARY_VERSION}\0{digest}\0{info.path}\0".encode()
                              + info.raw).hexdigest()[:32]
         hit = pack.get(key)
         if isinstance(hit, FileSummary):

@@ -228,7 +228,12 @@ FA4_ESCAPE = _rule(
     "is dropped after an external callee took it, unless the wrapper is proved; and for "
     "`globals()`/`vars()`/`locals()` in a module whose names hold FA4 (a constant key that is "
     "not one of them, a membership test `\"x\" in globals()`, and `vars()`/`locals()` inside a "
-    "function, which are its own names, are fine). Calls made through it later cannot be "
+    "function, which are its own names, are fine). "
+    "FA4 used as an annotation (kept in `__annotations__`) or passed to a class statement "
+    "(`class K(Base, fn=fa4)`), FA4 kept by `functools.wraps(fa4)` in a tree that reads "
+    "`__wrapped__` or calls `inspect.unwrap` (outside comments), and any "
+    "`gc.get_objects()`/`get_referrers`/`get_referents` in a tree that binds FA4 escape too. "
+    "Calls made through it later cannot be "
     "seen, so the tree is "
     "unknown, never safe.",
     "Calls through an escaped entry point are exactly the ones a spelling-based check misses.",

@@ -2142,5 +2142,77 @@ case("methodcaller_applied_to_fa4", {"m.py": _MCALL.format(f="flash_attn_func")}
 case("methodcaller_applied_to_fa4/twin", {"m.py": _MCALL.format(f="other")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="it calls the tree's own function: (None, 0)")
 
+# 99. functools.wraps(fa4) keeps FA4 as the decorated function's __wrapped__; a tree that reads
+# it back (``g.__wrapped__(...)``, ``inspect.unwrap``) calls raw FA4. wraps was taken to copy a
+# name only: a false "safe". The twin never reads __wrapped__
+_WRAPS = ("import functools\n" + FA + "\n\n@functools.wraps(flash_attn_func)\n"
+          "def g(q, k, v, **kw):\n"
+          "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n\n\n"
+          "def run(q, k, v):\n{note}    return {call}(q, k, v, causal=True, window_size=(-1, 0))\n")
+case("wraps_fa4_then_unwrapped", {"m.py": _WRAPS.format(call="g.__wrapped__", note="")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="g.__wrapped__ is FA4: it gets TE's (-1, 0)")
+case("wraps_fa4_then_unwrapped/twin", {"m.py": _WRAPS.format(
+    call="g", note="    # g, not g.__wrapped__ or inspect.unwrap(g): a comment reads nothing\n")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="g normalises: FA4 gets (None, 0)")
+
+# 100. FA4 handed to a class statement (``class K(Base, fn=fa4)``: __init_subclass__ or a
+# metaclass keeps it) or used as an annotation (``fa: fa4``, kept in __annotations__): the
+# heads of a class or a def were read for decorators and bases only, a false "safe". The twins
+# hand over the tree's own function and annotate with a type
+_CLASSKW = (FA + "\n\nclass Base:\n    def __init_subclass__(cls, fn=None, **kw):\n"
+            "        cls.fn = staticmethod(fn)\n\n\n"
+            "def mine(q, k, v, **kw):\n"
+            "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n\n\n"
+            "class K(Base, fn={fn}):\n    pass\n\n\n"
+            "def run(q, k, v):\n    return K.fn(q, k, v, causal=True, window_size=(-1, 0))\n")
+case("fa4_passed_to_class_statement", {"m.py": _CLASSKW.format(fn="flash_attn_func")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="K.fn is FA4: it gets TE's (-1, 0)")
+case("fa4_passed_to_class_statement/twin", {"m.py": _CLASSKW.format(fn="mine")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="K.fn is the tree's own: (None, 0)")
+_ANNOT = ("import typing\n" + FA + "\n\ndef attend(q, k, v, {ann} = None, **kw):\n"
+          "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n\n\n"
+          "def run(q, k, v):\n    f = typing.get_type_hints(attend).get('fa', attend)\n"
+          "    return f(q, k, v, causal=True, window_size=(-1, 0))\n")
+case("fa4_used_as_annotation", {"m.py": _ANNOT.format(ann="fa: flash_attn_func")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="get_type_hints hands back FA4: it gets TE's (-1, 0)")
+case("fa4_used_as_annotation/twin", {"m.py": _ANNOT.format(ann="hint: typing.Any")},
+     "import m\nm.run(1, 2, 3)\n", "safe",
+     why="no hint for fa: f falls back to attend, which passes (None, 0)")
+
+# 101. gc.get_objects() (get_referrers, get_referents) finds FA4 among every live object without
+# naming it: it was not read at all, a false "safe". The twin only collects
+_GC = ("import gc\nimport types\n" + FA + "\n\ndef run(q, k, v):\n{body}"
+       "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n")
+case("fa4_found_through_gc", {"m.py": _GC.format(body=(
+    "    for o in gc.get_objects():\n"
+    "        if isinstance(o, types.FunctionType) and o.__name__ == 'flash_attn_func':\n"
+    "            return o(q, k, v, causal=True, window_size=(-1, 0))\n"))},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the function gc finds is FA4: it gets TE's (-1, 0)")
+case("fa4_found_through_gc/twin", {"m.py": _GC.format(body="    gc.collect()\n")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="nothing is found by reflection: (None, 0)")
+
+# 102. a package keeps FA4 loaded by name in a module-level name (``fa =
+# importlib.import_module("flash_attn.cute.interface")``) and a sibling calls through it (``from
+# pkg import fa``). Only uses in the loading file were read: none, a false "safe". The twin's
+# package loads another module the same way
+_DYN_PKG = {"pkg/__init__.py": "import importlib\nfa = importlib.import_module({mod!r})\n",
+            "pkg/user.py": (FA + "from pkg import fa\n\n\ndef run(q, k, v):\n"
+                            "    {call}\n")}
+case("dynamic_fa4_kept_in_package", {k: v.format(
+    mod="flash_attn.cute.interface",
+    call="return fa.flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))")
+    for k, v in _DYN_PKG.items()}, "import pkg.user\npkg.user.run(1, 2, 3)\n", "unknown",
+     exhaustive=False, why="fa is FA4: it gets TE's (-1, 0)")
+case("dynamic_fa4_kept_in_package/twin", {k: v.format(
+    mod="json",
+    call="return flash_attn_func(q, k, v, causal=True, window_size=(None, 0)) if "
+         "fa.dumps(1) else None")
+    for k, v in _DYN_PKG.items()}, "import pkg.user\npkg.user.run(1, 2, 3)\n", "safe",
+     why="fa is json; FA4 gets (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
