@@ -327,6 +327,55 @@ class Analysis:
                     calls.append(self._call(fn, ctx, call, g, tte, fa, site_info))
         return calls, site_info
 
+    def _kwargs_hold_no_window(self, fn: Fn, call, e, fa) -> bool:
+        """``**kw`` where ``kw`` is the calling function's own ``**`` parameter as its callers
+        filled it: Python binds a keyword that names one of the function's parameters to that
+        parameter, so the dict never holds such a key. When every window keyword of the FA4
+        entries called is one of them, what outside callers put in ``kw`` carries no window
+        (``causal`` it may carry: a splat makes causal unknown, judged both ways). Only where
+        ``kw`` is used as nothing but a ``**`` splat (never rebound, changed, deleted, read,
+        closed over or reached through ``locals()``/a frame)."""
+        if not isinstance(e, Name) or any(v.entry.version != "fa4" for v, _ in fa):
+            return False
+        if not any(p.kind == "kw" and p.name == e.id for p in fn.params):
+            return False
+        keys = set()
+        for v, _ in fa:
+            keys |= set(v.entry.window_positions())
+        if not keys:
+            return False
+        info = self.judge.index.by_path.get(fn.mod.path) if self.judge is not None else None
+        if info is None or info.tree is None:
+            return False
+        line = call.pos[0]
+        node = None
+        for n in info.functions():
+            if n.name == fn.name and n.lineno <= line <= (n.end_lineno or line) and \
+                    n.args.kwarg is not None and n.args.kwarg.arg == e.id:
+                if node is None or n.lineno > node.lineno:
+                    node = n            # the innermost def of that name holding the call
+        if node is None:
+            return False
+        named = {a.arg for a in node.args.args + node.args.kwonlyargs}   # not positional-only
+        if not keys <= named:
+            return False
+        if any(w in info.segment(node).encode() for w in (b"f_locals", b"locals(", b"vars(",
+                                                              b"_getframe", b"currentframe")):
+            return False
+        from analyzer.sites.astutil import parent as parent_of
+
+        for n in ast.walk(node):
+            if isinstance(n, (ast.Global, ast.Nonlocal)) and e.id in n.names:
+                return False
+            if isinstance(n, ast.arg) and n.arg == e.id and n is not node.args.kwarg:
+                return False            # a nested function's own parameter of that name
+            if isinstance(n, ast.Name) and n.id == e.id:
+                p = parent_of(n)
+                if not (isinstance(n.ctx, ast.Load) and isinstance(p, ast.keyword)
+                        and p.arg is None):
+                    return False
+        return True
+
     def _call(self, fn: Fn, ctx, call, g, tte, fa, site_info):
         s = self.solver
         inputs = []       # (Site | None, facts, via, opaque_reason, param_of, splat expr | None)
@@ -365,6 +414,8 @@ class Analysis:
                         for r in v.opaque:
                             inputs.append((None, f | g, (), f"**{expr_label(e)}: {r}", None, e))
                     elif isinstance(v, Opaque):
+                        if v.param_of == fn.key and self._kwargs_hold_no_window(fn, call, e, fa):
+                            continue
                         inputs.append((None, f | g, (), f"**{expr_label(e)}: {v.reason}", v.param_of,
                                        e))
                     elif not isinstance(v, (Const, ListVal)):  # a list cannot be **-splatted

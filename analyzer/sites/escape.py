@@ -296,37 +296,48 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
     return [uniq[k] for k in sorted(uniq)]
 
 
-_UNWRAP_RE = re.compile(rb"__wrapped__|\bunwrap\b")
-_GC_RE = re.compile(rb"\bget_(?:objects|referrers|referents)\b")
+# words found by text (each searched as a literal, its word boundary checked by hand: a
+# pattern without a literal prefix is tried at every byte of the tree)
+_REFLECTION_WORDS = ((b"__wrapped__", "unwrap"), (b"unwrap", "unwrap"),
+                     (b"get_objects", "gc"), (b"get_referrers", "gc"), (b"get_referents", "gc"))
+
+
+def _word_at(raw: bytes, start: int, end: int) -> bool:
+    def ident(i):
+        return 0 <= i < len(raw) and (raw[i:i + 1].isalnum() or raw[i:i + 1] == b"_")
+    return not ident(start - 1) and not ident(end)
 
 
 def _reflection_reads(index) -> dict:
     """Text the whole tree holds (FA4's own vendored copies aside) that reaches FA4 without
     naming it: ``gc.get_objects()`` and its kin hand out every live object, FA4's functions
     among them ("gc": each place); ``__wrapped__`` or ``inspect.unwrap`` reads back what
-    ``functools.wraps`` kept ("unwrap": the first place). Over-approximated by text: a word
-    in a comment counts too."""
+    ``functools.wraps`` kept ("unwrap": the first place). Over-approximated by text; a word in
+    a comment does not count."""
     out: dict = {"gc": []}
     for name in sorted(index.modules):
         info = index.modules[name]
         if B.fa_version_of_module(name) == "fa4":
             continue
         raw = info.raw
-        for key, rx, needle in (("unwrap", _UNWRAP_RE, b"wrap"),
-                                ("gc", _GC_RE, b"get_")):
-            if needle not in raw or (key == "unwrap" and "unwrap" in out):
+        for word, key in _REFLECTION_WORDS:
+            if key == "unwrap" and "unwrap" in out:
                 continue
-            for m in rx.finditer(raw):
-                line = raw.count(b"\n", 0, m.start()) + 1
-                col = m.start() - (raw.rfind(b"\n", 0, m.start()) + 1) + 1
-                if _in_comment(raw, m.start()):
-                    continue
-                if key == "unwrap":
-                    out["unwrap"] = (info.path, line)
-                    break
-                out["gc"].append((info.path, line, col, (
-                    f"{m.group().decode()} hands out every live object, FA4's functions "
-                    "among them: calls made through what it finds are not followed")))
+            at = raw.find(word)
+            while at >= 0:
+                end = at + len(word)
+                if (word == b"__wrapped__" or _word_at(raw, at, end)) \
+                        and not _in_comment(raw, at):
+                    line = raw.count(b"\n", 0, at) + 1
+                    col = at - (raw.rfind(b"\n", 0, at) + 1) + 1
+                    if key == "unwrap":
+                        out["unwrap"] = (info.path, line)
+                        break
+                    out["gc"].append((info.path, line, col, (
+                        f"{word.decode()} hands out every live object, FA4's functions "
+                        "among them: calls made through what it finds are not followed")))
+                at = raw.find(word, end)
+    out["gc"].sort()
     return out
 
 

@@ -486,6 +486,10 @@ def reaching_defs(fn: "Fn", name: str, line: int | None) -> list:
     entries = fn.defs.get(name, [])
     if not line or name in fn.loop_defined or name in fn.globals:
         return entries
+    # outside a loop nothing runs twice: a binding that starts at or after the read's line
+    # cannot reach it (``w = tuple(f(x) for x in w)`` reads the w bound before it)
+    entries = [e for e in entries if not (
+        e[0] == "expr" and e[1][1] and isinstance(e[1][1][0], int) and e[1][1][0] >= line)]
     before = [ln for ln in fn.straight.get(name, ()) if ln < line]
     if not before:
         return entries

@@ -2214,5 +2214,39 @@ case("dynamic_fa4_kept_in_package/twin", {k: v.format(
     for k, v in _DYN_PKG.items()}, "import pkg.user\npkg.user.run(1, 2, 3)\n", "safe",
      why="fa is json; FA4 gets (None, 0)")
 
+# 103. a call-site normaliser that rebinds the window from itself (``window_size =
+# tuple(None if w is not None and w < 0 else w for w in window_size)``) in a function that
+# also splats its own ``**kw`` into FA4. Both were "cannot be evaluated": the read of
+# window_size on the right took the binding it makes (a self-reference), and ``**kw`` from
+# outside callers was taken to carry any window although Python binds a window_size keyword
+# to the named parameter. A false alarm on a correct fix. The case's threshold is off by one
+# (w < -1 keeps TE's -1): unknown, never safe
+_REBIND = (FA + "\n\ndef attend(q, k, v, window_size=(None, None), **kw):\n"
+           "    window_size = tuple(None if w is not None and w < {lim} else w "
+           "for w in window_size)\n"
+           "    return flash_attn_func(q, k, v, window_size=window_size, **kw)\n\n\n"
+           "def run(q, k, v, left, right):\n"
+           "    return attend(q, k, v, causal=True, window_size=(left, right))\n")
+_REBIND_DRIVE = ("import m\nfor l in (None, -1, 0, 7):\n    for r in (None, -1, 0, 3):\n"
+                 "        m.run(1, 2, 3, l, r)\n")
+case("callsite_rebinds_window_from_itself", {"m.py": _REBIND.format(lim="-1")},
+     _REBIND_DRIVE, "unknown", exhaustive=False, why="w < -1 keeps TE's -1: FA4 gets (-1, 0)")
+case("callsite_rebinds_window_from_itself/twin", {"m.py": _REBIND.format(lim="0")},
+     _REBIND_DRIVE, "safe", why="every negative side becomes None; kw cannot hold window_size")
+
+# 104. ``**kw`` of a function whose window parameter is positional-only (``window_size, /``)
+# CAN hold a window_size keyword, which then reaches FA4 as it is: the rule of 103 holds only
+# for parameters a keyword binds to. The twin's parameter is an ordinary one, so the keyword
+# binds to it and FA4 gets no window (its default)
+_POSONLY = (FA + "\n\ndef attend(q, k, v, window_size=(None, None){sep}**kw):\n"
+            "    return flash_attn_func(q, k, v, causal=True, **kw)\n\n\n"
+            "def run(q, k, v):\n    return attend(q, k, v, {args}window_size=(-1, 0))\n")
+case("kwargs_beside_positional_only_window", {"m.py": _POSONLY.format(
+    sep=", /, ", args="(None, 0), ")}, "import m\nm.run(1, 2, 3)\n", "unknown",
+     exhaustive=False, why="window_size=(-1, 0) lands in kw and reaches FA4 as it is")
+case("kwargs_beside_positional_only_window/twin", {"m.py": _POSONLY.format(sep=", ", args="")},
+     "import m\nm.run(1, 2, 3)\n", "safe",
+     why="window_size binds to the parameter: FA4 gets no window")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
