@@ -838,6 +838,50 @@ _ANNOTATION = ("is used as an annotation, which Python keeps (__annotations__, "
 _PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
 
 
+def _memoizes(d, f) -> bool:
+    """``functools.cache`` / ``functools.lru_cache(...)`` (or the bare names imported from
+    functools by the module, not rebound): a call of the decorated function returns the
+    object the function returned, so the flow's reading of the call stands."""
+    target = d.func if isinstance(d, ast.Call) else d
+    if isinstance(d, ast.Call) and isinstance(d.func, ast.Call):
+        return False
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
+            target.value.id == "functools" and target.attr in ("cache", "lru_cache"):
+        bare = None
+    elif isinstance(target, ast.Name) and target.id in ("cache", "lru_cache"):
+        bare = target.id
+    else:
+        return False
+    if isinstance(d, ast.Call) and (target.attr if bare is None else bare) == "cache":
+        return False        # cache takes the function only
+    mod = f
+    while _parent_of(mod) is not None:
+        mod = _parent_of(mod)
+    if not isinstance(mod, ast.Module):
+        return False
+    want = bare or "functools"
+    binds = []
+    for n in ast.walk(mod):
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            for a in n.names:
+                if (a.asname or a.name.split(".")[0]) == want:
+                    binds.append((n, a))
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                n.name == want:
+            return False
+        elif isinstance(n, ast.Name) and n.id == want and not isinstance(n.ctx, ast.Load):
+            return False
+        elif isinstance(n, ast.arg) and n.arg == want:
+            return False
+    if len(binds) != 1:
+        return False
+    n, a = binds[0]
+    if bare is None:
+        return isinstance(n, ast.Import) and a.name == "functools" and a.asname is None
+    return isinstance(n, ast.ImportFrom) and n.module == "functools" and not n.level \
+        and a.name == bare
+
+
 def _returned_unfollowed(ret) -> str:
     """A ``return`` the flow follows only where the function is called by name: not from a
     getter (``@property``, ``@cached_property``, any decorator that may change how the result
@@ -857,6 +901,8 @@ def _returned_unfollowed(ret) -> str:
     for d in f.decorator_list:
         name = d.id if isinstance(d, ast.Name) else d.attr if isinstance(d, ast.Attribute) \
             else None
+        if _memoizes(d, f):
+            continue        # the cached call returns what the call returned: followed as one
         if name not in _PLAIN_DECORATORS:
             return (f"is returned by {f.name}, decorated with {ast.unparse(d)} (a property or "
                     "another decorator may hand the result out without a call): not followed")

@@ -2248,5 +2248,25 @@ case("kwargs_beside_positional_only_window/twin", {"m.py": _POSONLY.format(sep="
      "import m\nm.run(1, 2, 3)\n", "safe",
      why="window_size binds to the parameter: FA4 gets no window")
 
+# 105. a memoised getter that loads FA4 lazily (``@functools.cache def _load(): ... return
+# flash_attn_func``), the shape of libraries that import FA4 only when a GPU is there: the
+# return of a decorated function was an escape whatever the decorator, a false alarm on a
+# correct call. functools.cache / lru_cache return what the call returned; a decorator of the
+# tree's own that happens to be named ``cache`` (here it makes a property, so ``A().fa``
+# hands FA4 out without a call) is still an escape
+_MEMO = ("import functools\n{deco_def}\n\nclass A:\n    @{deco}\n    def fa(self):\n"
+         "        from flash_attn.cute.interface import flash_attn_func\n"
+         "        return flash_attn_func\n\n\n"
+         "def run(q, k, v):\n    f = A().fa{call}\n"
+         "    f(q, k, v, causal=True, window_size=(None, 0))\n"
+         "    return A().fa{call}(q, k, v, causal=True, window_size={w})\n")
+case("fa4_getter_memoized", {"m.py": _MEMO.format(
+    deco_def="\n\ndef cache(f):\n    return property(f)\n", deco="cache", call="",
+    w="(-1, 0)")}, "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="A().fa is FA4 through a property: the second call gets TE's (-1, 0)")
+case("fa4_getter_memoized/twin", {"m.py": _MEMO.format(
+    deco_def="", deco="functools.cache", call="()", w="(None, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="the cached getter hands out FA4; (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
