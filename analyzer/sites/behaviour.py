@@ -21,7 +21,9 @@ checking the grid checks every integer. When a bound is used in arithmetic or co
 other bound, that argument does not hold: the result is *unknown*, never *proved*.
 
 Layers that cannot be run (``no_torch_dynamo()`` needs torch) are assumed to pass windows through
-when their own code names no window parameter; that assumption is printed in the witness.
+when their own code names no window parameter; that assumption is printed in the witness. A
+wrapping callable from outside the tree (no code to read) only when it is one of
+``verdicts._PASS_THROUGH``.
 """
 
 from __future__ import annotations

@@ -94,9 +94,15 @@ class ImportsEnv:
                 return frozenset({(ModRef(full, True), EMPTY)})
             return frozenset({(Unloaded(tm, attr), EMPTY)})
         env = self.env(m)
-        if attr in env:
-            return self.force(env[attr])
         full = f"{tm}.{attr}"
+        if attr in env:
+            vals = self.force(env[attr])
+            if full in self.modnames:
+                # ``from . import sub`` in the package binds the submodule under its own name
+                # (an import that reads itself here); whatever the package binds it to,
+                # importing ``pkg.sub`` anywhere may also set it: both stand
+                vals = vals | frozenset({(ModRef(full, True), EMPTY)})
+            return vals
         if full in self.modnames:
             return frozenset({(ModRef(full, True), EMPTY)})
         if "__getattr__" in env:

@@ -172,6 +172,42 @@ class Judge:
                         "may change after the module's statements ran")
         return ""
 
+    def _outside_callee(self, path: str, func) -> str | None:
+        """The dotted name a wrapping call's callee has outside the tree
+        (``torch._dynamo.disable`` for ``dyn.disable`` after ``import torch._dynamo as
+        dyn``), or None when it is the tree's own (or not a plain name)."""
+        parts = []
+        f = func.func if isinstance(func, ast.Call) else func   # ``deco(...)(fa4)``
+        while isinstance(f, ast.Attribute):
+            parts.append(f.attr)
+            f = f.value
+        if not isinstance(f, ast.Name):
+            return None
+        info = self.index.by_path.get(path)
+        if info is None or info.tree is None:
+            return None
+        base = None
+        for n in walk(info.tree):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                    n.name == f.id:
+                return None
+            if isinstance(n, ast.Import):
+                for a in n.names:
+                    if a.asname == f.id:
+                        base = a.name
+                    elif a.asname is None and a.name.split(".")[0] == f.id:
+                        base = f.id
+            elif isinstance(n, ast.ImportFrom) and not n.level:
+                for a in n.names:
+                    if (a.asname or a.name) == f.id:
+                        base = f"{n.module}.{a.name}"
+        if base is None:
+            return None
+        top = base.split(".")[0]
+        if any(m == top or m.startswith(top + ".") for m in self.index.modules):
+            return None         # an in-tree package: its code is extracted and read
+        return ".".join([base] + list(reversed(parts)))
+
     def _call_node(self, path: str, line: int, col: int) -> tuple[ast.Call | None, str]:
         info = self.index.by_path.get(path)
         if info is None or info.tree is None:
@@ -238,6 +274,11 @@ class Judge:
             ext = self.runner.modules[mod]
             text = "\n".join(ext.sources)
             names_window = BH.names_window(text) or BH.names_window(template)
+            outside = self._outside_callee(w.at[0], node.func)
+            if outside is not None and outside not in _PASS_THROUGH:
+                # the wrapping callable comes from outside the tree: there is no code to read,
+                # so nothing shows it hands the window on as it got it
+                names_window = True
             if ext.refused:
                 lay = BH.Layer(w.label, opaque=ext.refused, names_window=names_window)
             else:
@@ -1874,6 +1915,15 @@ def _causal_values(solver, c, judge=None):
     return tuple(sorted(seen, reverse=True)), not moved
 
 
+# callables from outside the tree that hand a function back unchanged in what it is called
+# with (a compiler switch, a cache): a wrapping call of one of these is taken to pass windows
+# through; any other outside callable is code the pass cannot read
+_PASS_THROUGH = frozenset({
+    "torch.compile", "torch._dynamo.disable", "torch.compiler.disable",
+    "torch._disable_dynamo", "torch.jit.ignore", "torch.jit.unused",
+    "torch._dynamo.allow_in_graph", "torch.compiler.allow_in_graph",
+    "functools.cache", "functools.lru_cache", "functools.wraps",
+})
 _MISSING = object()
 _ANY_NAME = "<any name: code that cannot be read>"
 

@@ -2268,5 +2268,55 @@ case("fa4_getter_memoized/twin", {"m.py": _MEMO.format(
     deco_def="", deco="functools.cache", call="()", w="(None, 0)")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="the cached getter hands out FA4; (None, 0)")
 
+# 106. a package binds a submodule under its own name (``from . import sub`` or ``from pkg
+# import sub`` in pkg/__init__.py) and a caller reads FA4 off it (``pkg.sub.flash_attn_func``,
+# ``from pkg import sub``). The import read itself (the package's ``sub`` is what this import
+# gives) and came back empty: a false "safe". The twin's submodule passes its own normaliser
+_SUBMOD = {"pkg/__init__.py": "from . import sub\n",
+           "pkg/sub.py": FA + "{extra}",
+           "u.py": "import pkg\nfrom pkg import sub\n\n\ndef run(q, k, v):\n"
+                   "    sub.{fn}(q, k, v, causal=True, window_size=(-1, 0))\n"
+                   "    return pkg.sub.{fn}(q, k, v, causal=True, window_size=(-1, 0))\n"}
+_SUBMOD_FIX = ("\n\ndef attend(q, k, v, causal=False, window_size=(None, None)):\n"
+               "    l, r = window_size\n"
+               "    w = (None if l is not None and l < 0 else l,\n"
+               "         None if r is not None and r < 0 else r)\n"
+               "    return flash_attn_func(q, k, v, causal=causal, window_size=w)\n")
+case("submodule_bound_by_its_package", {k: v.format(extra="", fn="flash_attn_func")
+                                        for k, v in _SUBMOD.items()},
+     "import u\nu.run(1, 2, 3)\n", "unsafe", why="pkg.sub.flash_attn_func is FA4: (-1, 0)")
+case("submodule_bound_by_its_package/twin", {k: v.format(extra=_SUBMOD_FIX, fn="attend")
+                                             for k, v in _SUBMOD.items()},
+     "import u\nu.run(1, 2, 3)\n", "safe", why="attend normalises: (None, 0)")
+
+# 107. FA4 wrapped by a callable from outside the tree (``attn =
+# otherlib.add_defaults(flash_attn_func)``): its code is not there to read, and it was assumed to
+# hand windows on as it got them ("its code names no window parameter" -- of code never seen),
+# a false "safe". Here it puts TE's (-1, 0) in. Only a short list of outside switches known to
+# hand a function back unchanged in its arguments (torch's dynamo switches, torch.compile,
+# functools' caches) is taken as passing windows through: the twin's torch._dynamo.disable
+_OUTSIDE = ("import {mod}\n" + FA + "\nattn = {wrap}(flash_attn_func)\n\n\n"
+            "def run(q, k, v):\n"
+            "    return attn(q, k, v, causal=True, window_size=(None, 0))\n")
+# the drive stands in for the environment the tree runs in: the outside modules it imports
+_OUTSIDE_DRIVE = ("import sys, types\n"
+                  "ol = types.ModuleType('otherlib')\n"
+                  "def add_defaults(f):\n"
+                  "    def g(*a, **kw):\n"
+                  "        kw['window_size'] = (-1, 0)\n"
+                  "        return f(*a, **kw)\n"
+                  "    return g\n"
+                  "ol.add_defaults = add_defaults\n"
+                  "t = types.ModuleType('torch')\n"
+                  "t._dynamo = types.SimpleNamespace(disable=lambda f, recursive=True: f)\n"
+                  "sys.modules.update(otherlib=ol, torch=t)\n"
+                  "import m\nm.run(1, 2, 3)\n")
+case("fa4_wrapped_from_outside", {"m.py": _OUTSIDE.format(
+    mod="otherlib", wrap="otherlib.add_defaults")}, _OUTSIDE_DRIVE, "unknown",
+     why="add_defaults puts (-1, 0) in: FA4 gets TE's causal pair")
+case("fa4_wrapped_from_outside/twin", {"m.py": _OUTSIDE.format(
+    mod="torch", wrap="torch._dynamo.disable")}, _OUTSIDE_DRIVE, "safe",
+     why="dynamo's switch hands the function back: (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
