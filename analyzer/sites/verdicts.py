@@ -1923,6 +1923,9 @@ _PASS_THROUGH = frozenset({
     "torch._disable_dynamo", "torch.jit.ignore", "torch.jit.unused",
     "torch._dynamo.allow_in_graph", "torch.compiler.allow_in_graph",
     "functools.cache", "functools.lru_cache", "functools.wraps",
+    # a proxy calls its referent with the same arguments; a reference called with arguments
+    # raises (no window reaches FA4), called with none it gives FA4 back (the flow reads that)
+    "weakref.proxy", "weakref.ref",
 })
 _MISSING = object()
 _ANY_NAME = "<any name: code that cannot be read>"
