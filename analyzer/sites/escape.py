@@ -774,7 +774,7 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
     if isinstance(p, (ast.IfExp, ast.BoolOp)):   # the test of a conditional
         return ""
     if isinstance(p, ast.Return):
-        return _returned_unfollowed(p)
+        return _returned_unfollowed(p, getattr(solver, "attr_stores", None), path)
     if isinstance(p, (ast.List, ast.Tuple)):
         q = sc.parent(p)
         if isinstance(q, ast.Assign) and all(isinstance(t, ast.Name) for t in q.targets):
@@ -838,6 +838,11 @@ _ANNOTATION = ("is used as an annotation, which Python keeps (__annotations__, "
 _PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
 
 
+def _decorator_attr(d) -> str:
+    t = d.func if isinstance(d, ast.Call) else d
+    return t.attr if isinstance(t, ast.Attribute) else t.id if isinstance(t, ast.Name) else ""
+
+
 def _memoizes(d, f) -> bool:
     """``functools.cache`` / ``functools.lru_cache(...)`` (or the bare names imported from
     functools by the module, not rebound): a call of the decorated function returns the
@@ -882,7 +887,33 @@ def _memoizes(d, f) -> bool:
         and a.name == bare
 
 
-def _returned_unfollowed(ret) -> str:
+def _method_read_elsewhere(stores, path: str, cls, f) -> str:
+    """The first place in the tree that names ``f`` other than its own ``def`` and a call
+    on ``self``/``cls`` inside its class; "" when there is none."""
+    name = f.name.encode()
+    rx = re.compile(rb"(?<![\w])" + re.escape(name) + rb"(?![\w])")
+    own = re.compile(rb"(?:\bself|\bcls)\s*\.\s*$")
+    for rel in sorted(stores.data):
+        raw = stores.data[rel]
+        if name not in raw:
+            continue
+        for m in rx.finditer(raw):
+            line = raw.count(b"\n", 0, m.start()) + 1
+            start = raw.rfind(b"\n", 0, m.start()) + 1
+            before = raw[start:m.start()]
+            if rel == path and line == f.lineno and before.rstrip().endswith(b"def"):
+                continue
+            inside = rel == path and cls.lineno <= line <= (cls.end_lineno or line)
+            after = raw[m.end():m.end() + 40].lstrip()
+            if inside and own.search(before) and after.startswith(b"("):
+                continue                # self.fa(...) in its class: the flow follows it
+            if _in_comment(raw, m.start()):
+                continue
+            return f"{rel}:{line}"
+    return ""
+
+
+def _returned_unfollowed(ret, stores=None, path: str = "") -> str:
     """A ``return`` the flow follows only where the function is called by name: not from a
     getter (``@property``, ``@cached_property``, any decorator that may change how the result
     is obtained) or a special method Python calls itself (``__get__``, ``__getattr__``,
@@ -894,18 +925,31 @@ def _returned_unfollowed(ret) -> str:
         f = _parent_of(f)
     if not isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return ""
-    if f.name.startswith("__") and f.name.endswith("__") and f.name not in ("__init__",
-                                                                             "__call__"):
+    if f.name.startswith("__") and f.name.endswith("__") and f.name != "__init__":
+        # ``__call__`` too: ``A()()`` calls it without naming it
         return (f"is returned by {f.name}, which Python calls itself (an attribute read, a "
                 "with, an iteration): where the result goes is not followed")
     for d in f.decorator_list:
         name = d.id if isinstance(d, ast.Name) else d.attr if isinstance(d, ast.Attribute) \
             else None
-        if _memoizes(d, f):
+        if _memoizes(d, f) and stores is not None and not stores.any_store() and \
+                not stores.module_or_class(_decorator_attr(d)):
+            # nothing in the tree sets ``functools.cache`` (or any attribute by a name it
+            # does not spell)
             continue        # the cached call returns what the call returned: followed as one
         if name not in _PLAIN_DECORATORS:
             return (f"is returned by {f.name}, decorated with {ast.unparse(d)} (a property or "
                     "another decorator may hand the result out without a call): not followed")
+    cls = _parent_of(f)
+    if isinstance(cls, ast.ClassDef):
+        # a method's return is followed where the class calls it on itself
+        # (``self.fa()``); read off any other object (``A().fa()``, ``obj.fa``, a getattr by
+        # its name) the call is not followed
+        where = _method_read_elsewhere(stores, path, cls, f) if stores is not None else "?"
+        if where:
+            return (f"is returned by method {cls.name}.{f.name}, which is read off an object "
+                    f"the flow does not follow ({where}): where the result goes is not "
+                    "followed")
     return ""
 
 

@@ -2264,8 +2264,13 @@ case("fa4_getter_memoized", {"m.py": _MEMO.format(
     deco_def="\n\ndef cache(f):\n    return property(f)\n", deco="cache", call="",
     w="(-1, 0)")}, "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
      why="A().fa is FA4 through a property: the second call gets TE's (-1, 0)")
-case("fa4_getter_memoized/twin", {"m.py": _MEMO.format(
-    deco_def="", deco="functools.cache", call="()", w="(None, 0)")},
+case("fa4_getter_memoized/twin", {"m.py": (
+    "import functools\n\n\n@functools.cache\ndef fa():\n"
+    "    from flash_attn.cute.interface import flash_attn_func\n"
+    "    return flash_attn_func\n\n\n"
+    "def run(q, k, v):\n    f = fa()\n"
+    "    f(q, k, v, causal=True, window_size=(None, 0))\n"
+    "    return fa()(q, k, v, causal=True, window_size=(None, 0))\n")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="the cached getter hands out FA4; (None, 0)")
 
 # 106. a package binds a submodule under its own name (``from . import sub`` or ``from pkg
@@ -2317,6 +2322,48 @@ case("fa4_wrapped_from_outside", {"m.py": _OUTSIDE.format(
 case("fa4_wrapped_from_outside/twin", {"m.py": _OUTSIDE.format(
     mod="torch", wrap="torch._dynamo.disable")}, _OUTSIDE_DRIVE, "safe",
      why="dynamo's switch hands the function back: (None, 0)")
+
+# 108. the rule of 105 trusts functools.cache for what it is: a tree that rebinds it
+# (``functools.cache = ...`` here hands back a partial of FA4 holding TE's (-1, 0)) makes
+# the getter's call something else, which the flow does not read. The twin leaves functools
+# alone: the getter hands out FA4, called with no window
+_MEMO_REBOUND = ("import functools\n" + FA + "{rebind}\n\n@functools.cache\ndef get():\n"
+                 "    return flash_attn_func\n\n\n"
+                 "def run(q, k, v):\n    return get()(q, k, v, causal=True)\n")
+case("functools_cache_rebound", {"m.py": _MEMO_REBOUND.format(
+    rebind="functools.cache = lambda f: lambda: functools.partial(f(), window_size=(-1, 0))\n")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="get() is a partial of FA4 holding (-1, 0)")
+case("functools_cache_rebound/twin", {"m.py": _MEMO_REBOUND.format(rebind="")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="get() is FA4, called with no window")
+
+# 109. a method that returns FA4, called on an object other than ``self`` (``A().fa()(...)``,
+# ``a.fa()``): the flow follows a method's return only through ``self.fa()`` inside its
+# class, and the escape check took every method's return as followed: a false "safe". The
+# twin calls it on self
+_METHOD_RET = (FA + "\n\nclass A:\n    def fa(self):\n        return flash_attn_func\n\n"
+               "    def run(self, q, k, v):\n"
+               "        return {recv}.fa()(q, k, v, causal=True, window_size={w})\n")
+case("method_returning_fa4_called_elsewhere", {"m.py": _METHOD_RET.format(
+    recv="A()", w="(-1, 0)")}, "import m\nm.A().run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="A().fa() is FA4: it gets TE's (-1, 0)")
+case("method_returning_fa4_called_elsewhere/twin", {"m.py": _METHOD_RET.format(
+    recv="self", w="(None, 0)")}, "import m\nm.A().run(1, 2, 3)\n", "safe",
+     why="self.fa() is followed: (None, 0)")
+
+# 110. ``__call__`` that returns FA4 itself: ``A()()`` calls it without naming it, and
+# ``__call__`` was taken as called by name: a false "safe". The twin's ``__call__`` calls FA4
+_CALL_RET = (FA + "\n\nclass A:\n    def __call__(self{params}):\n        return {body}\n\n\n"
+             "def run(q, k, v):\n    return {use}\n")
+case("dunder_call_returns_fa4", {"m.py": _CALL_RET.format(
+    params="", body="flash_attn_func",
+    use="A()()(q, k, v, causal=True, window_size=(-1, 0))")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="A()() is FA4: it gets TE's (-1, 0)")
+case("dunder_call_returns_fa4/twin", {"m.py": _CALL_RET.format(
+    params=", q, k, v", body="flash_attn_func(q, k, v, causal=True, window_size=(None, 0))",
+    use="A()(q, k, v)")}, "import m\nm.run(1, 2, 3)\n", "safe",
+     why="__call__ calls FA4 with (None, 0)")
 
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
