@@ -304,3 +304,20 @@ def test_table_on_a_hostile_te_check_set_window_size_is_exit_2(cli, tmp_path, ma
     line = one_error_line(cli("table", "--fa4", str(fa4), "--te", str(tmp_path / "te"),
                               "--no-simulate"))
     assert "check_set_window_size" in line and why in line, line
+
+
+@pytest.mark.parametrize("line, comment", [
+    (b"x = 1  # see inspect.unwrap", True),
+    # the line may continue a long string begun above: what follows its quotes is code
+    (b'notes # x""" ; inspect.unwrap(g)', False),
+    (b'y = inspect.unwrap(g)  # ok', False),
+    (b's = "#"; inspect.unwrap(g)', False),
+])
+def test_reflection_scan_skips_only_real_comments(line, comment):
+    """The text scan for ``__wrapped__``/``unwrap``/``gc.get_objects`` (escape.py) leaves out
+    words in comments. Guards against a read hidden after a ``#`` that is not a comment (in a
+    string, or after a long string closes on that line) being skipped: ``functools.wraps(fa4)``
+    would then be taken as harmless, a false safe."""
+    from analyzer.sites.escape import _in_comment
+
+    assert _in_comment(line, line.index(b"unwrap")) is comment

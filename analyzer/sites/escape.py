@@ -348,8 +348,9 @@ def _in_comment(raw: bytes, at: int) -> bool:
     import tokenize
 
     start = raw.rfind(b"\n", 0, at) + 1
-    if b"#" not in raw[start:at]:
-        return False
+    head = raw[start:at]
+    if b"#" not in head or b"'" in head or b'"' in head:
+        return False        # no comment, or a line a long string may have begun above
     end = raw.find(b"\n", at)
     line = raw[start:end if end >= 0 else len(raw)]
     col = at - start
@@ -851,8 +852,8 @@ def _memoizes(d, f) -> bool:
     if isinstance(d, ast.Call) and isinstance(d.func, ast.Call):
         return False
     if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
-            target.value.id == "functools" and target.attr in ("cache", "lru_cache"):
-        bare = None
+            target.attr in ("cache", "lru_cache"):
+        bare = None     # ``functools.cache``, ``ft.cache`` after ``import functools as ft``
     elif isinstance(target, ast.Name) and target.id in ("cache", "lru_cache"):
         bare = target.id
     else:
@@ -864,7 +865,7 @@ def _memoizes(d, f) -> bool:
         mod = _parent_of(mod)
     if not isinstance(mod, ast.Module):
         return False
-    want = bare or "functools"
+    want = bare or target.value.id
     binds = []
     for n in ast.walk(mod):
         if isinstance(n, (ast.Import, ast.ImportFrom)):
@@ -882,7 +883,7 @@ def _memoizes(d, f) -> bool:
         return False
     n, a = binds[0]
     if bare is None:
-        return isinstance(n, ast.Import) and a.name == "functools" and a.asname is None
+        return isinstance(n, ast.Import) and a.name == "functools"
     return isinstance(n, ast.ImportFrom) and n.module == "functools" and not n.level \
         and a.name == bare
 
