@@ -347,14 +347,8 @@ class Analysis:
         info = self.judge.index.by_path.get(fn.mod.path) if self.judge is not None else None
         if info is None or info.tree is None:
             return False
-        line = call.pos[0]
-        node = None
-        for n in info.functions():
-            if n.name == fn.name and n.lineno <= line <= (n.end_lineno or line) and \
-                    n.args.kwarg is not None and n.args.kwarg.arg == e.id:
-                if node is None or n.lineno > node.lineno:
-                    node = n            # the innermost def of that name holding the call
-        if node is None:
+        node = info.function_at(fn.name, call.pos[0])
+        if node is None or node.args.kwarg is None or node.args.kwarg.arg != e.id:
             return False
         named = {a.arg for a in node.args.args + node.args.kwonlyargs}   # not positional-only
         if not keys <= named:

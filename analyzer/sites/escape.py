@@ -368,8 +368,6 @@ def _getters_used_as_values(solver, mod, info, judge, values, names) -> list[Esc
     called by name: the flow reads what it returns there. Used as a value -- a decorator
     (``@swap``), an argument (``map(get, ...)``, ``methodcaller(...)``), a container -- what
     it returns goes where the flow does not look."""
-    from analyzer.sites.flow import _FnCtx
-
     fnames = {f.name for f in mod.all_fns if f.ir is not None and f.returns} - names
     for n, vals in solver.env(mod).items():
         if n not in names and n not in fnames and any(
@@ -386,9 +384,7 @@ def _getters_used_as_values(solver, mod, info, judge, values, names) -> list[Esc
                 verdict[key] = False
             else:
                 try:
-                    rets = solver._memo(("ret", f.key, False), lambda: frozenset(
-                        (x, ff | f.guards(g)) for expr, g in f.returns
-                        for x, ff in solver.eval(_FnCtx(solver, f, False), expr)))
+                    rets = solver.fn_returns(f)
                 except RecursionError:
                     rets = None
                 verdict[key] = rets is None or any(

@@ -211,13 +211,18 @@ class CallEdges:
             out.add((_translate_value(dv, keymap, step), EMPTY))
         return out
 
-    def returns(self, ctx, target: Fn, call, shift: int) -> Vals:
-        caller = ctx.fn if getattr(ctx, "fn", None) is not None else None
-        static = getattr(ctx, "static", False)
-        rets = self._memo(("ret", target.key, static),
+    def fn_returns(self, target: Fn, static: bool = False) -> Vals:
+        """Every value ``target``'s returns can give, with their facts, whoever calls it
+        (memoised)."""
+        return self._memo(("ret", target.key, static),
                           lambda: frozenset((v, f | target.guards(g))
                                             for expr, g in target.returns
                                             for v, f in self.eval(_FnCtx(self, target, static), expr)))
+
+    def returns(self, ctx, target: Fn, call, shift: int) -> Vals:
+        caller = ctx.fn if getattr(ctx, "fn", None) is not None else None
+        static = getattr(ctx, "static", False)
+        rets = self.fn_returns(target, static)
         if caller is None or caller.ir is None:
             return frozenset((v, EMPTY) for v, _ in rets)
         edge = self._edge(target, caller, call, shift, static=True)

@@ -113,11 +113,7 @@ class ImportsEnv:
                 if target is None or target.ir is None:
                     out.add((Opaque(f"{tm}.__getattr__ ({attr})"), f))
                     continue
-                out |= {(w, EMPTY) for w, _ in self._memo(
-                    ("ret", target.key, False),
-                    lambda target=target: frozenset(
-                        (w, g | target.guards(gg)) for expr, gg in target.returns
-                        for w, g in self.eval(_FnCtx(self, target, False), expr)))}
+                out |= {(w, EMPTY) for w, _ in self.fn_returns(target)}
             return frozenset(out)
         return frozenset({(Opaque(f"{tm}.{attr} not bound at module level"), EMPTY)})
 

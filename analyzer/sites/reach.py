@@ -125,6 +125,15 @@ class ModuleInfo:
             self._funcs = f
         return f
 
+    def function_at(self, name: str, line: int):
+        """The ``def`` named ``name`` whose lines hold ``line``, the innermost one where
+        several do (the last in preorder), or None."""
+        found = None
+        for n in self.functions():
+            if n.name == name and n.lineno <= line <= (n.end_lineno or line):
+                found = n
+        return found
+
     def segment(self, node) -> str:
         lines = self.__dict__.get("_lines")
         if lines is None:

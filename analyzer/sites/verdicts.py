@@ -176,37 +176,36 @@ class Judge:
         """The dotted name a wrapping call's callee has outside the tree
         (``torch._dynamo.disable`` for ``dyn.disable`` after ``import torch._dynamo as
         dyn``), or None when it is the tree's own (or not a plain name)."""
-        parts = []
-        f = func.func if isinstance(func, ast.Call) else func   # ``deco(...)(fa4)``
-        while isinstance(f, ast.Attribute):
-            parts.append(f.attr)
-            f = f.value
-        if not isinstance(f, ast.Name):
+        from analyzer.sites.reach import _dotted
+
+        dotted = _dotted(func.func if isinstance(func, ast.Call) else func)  # ``deco(...)(fa4)``
+        if dotted is None:
             return None
+        root, _, rest = dotted.partition(".")
         info = self.index.by_path.get(path)
         if info is None or info.tree is None:
             return None
         base = None
         for n in walk(info.tree):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
-                    n.name == f.id:
+                    n.name == root:
                 return None
             if isinstance(n, ast.Import):
                 for a in n.names:
-                    if a.asname == f.id:
+                    if a.asname == root:
                         base = a.name
-                    elif a.asname is None and a.name.split(".")[0] == f.id:
-                        base = f.id
+                    elif a.asname is None and a.name.split(".")[0] == root:
+                        base = root
             elif isinstance(n, ast.ImportFrom) and not n.level:
                 for a in n.names:
-                    if (a.asname or a.name) == f.id:
+                    if (a.asname or a.name) == root:
                         base = f"{n.module}.{a.name}"
         if base is None:
             return None
         top = base.split(".")[0]
         if any(m == top or m.startswith(top + ".") for m in self.index.modules):
             return None         # an in-tree package: its code is extracted and read
-        return ".".join([base] + list(reversed(parts)))
+        return f"{base}.{rest}" if rest else base
 
     def _call_node(self, path: str, line: int, col: int) -> tuple[ast.Call | None, str]:
         info = self.index.by_path.get(path)
@@ -1726,11 +1725,7 @@ def _splat_gaps(judge, solver, c) -> list[str]:
     node = info.calls_at().get((line, col))
     if node is None or not any(k.arg is None for k in node.keywords):
         return []
-    scope = None
-    if fn.ir is not None:
-        for n in info.functions():
-            if n.name == fn.name and n.lineno <= line <= (n.end_lineno or line):
-                scope = n
+    scope = info.function_at(fn.name, line) if fn.ir is not None else None
     out = []
     for k in node.keywords:
         if k.arg is not None:
