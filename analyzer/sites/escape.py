@@ -20,7 +20,7 @@ from analyzer.sites import bindings as B
 from analyzer.sites.astutil import (flat_statements, index as index_tree, indexed,
                                     in_function, parent as _parent_of, sub_bodies,
                                     walk)
-from analyzer.sites.flow import ExtRef, FAFunc, FuncRef, ModRef
+from analyzer.sites.flow import ExtRef, FAFunc, FuncRef, ListVal, ModRef
 from analyzer.sites.ir import Attr, Call, Name, walk as walk_ir
 from analyzer.sites.reach import _resolve
 
@@ -45,7 +45,7 @@ def _candidates(solver, mod, info, may_hold=None) -> set[str]:
     env = solver.env(mod)
     for name, vals in env.items():
         try:
-            vs = solver.force(vals)
+            vs = solver.force(vals) | solver.replaced_values(mod, name)
         except RecursionError:
             vs = frozenset()
         if any((isinstance(v, FAFunc) and v.entry.version == "fa4") or _is_fa4_module(v)
@@ -88,12 +88,22 @@ def _candidates(solver, mod, info, may_hold=None) -> set[str]:
                 and getattr(n, "value", None) is not None:
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
             tnames = {x.id for t in targets for x in walk(t) if isinstance(x, ast.Name)}
-            vnames = {x.id for x in walk(n.value) if isinstance(x, ast.Name)}
+            vnames = {x.id if isinstance(x, ast.Name) else x.attr for x in walk(n.value)
+                      if isinstance(x, (ast.Name, ast.Attribute))}
             assigns.append((tnames, vnames))
         elif isinstance(n, (ast.For, ast.comprehension)):
             tnames = {x.id for x in walk(n.target) if isinstance(x, ast.Name)}
             vnames = {x.id for x in walk(n.iter) if isinstance(x, ast.Name)}
             assigns.append((tnames, vnames))
+        elif isinstance(n, ast.Return) and n.value is not None:
+            # a function that returns what holds FA4 (a list of entry points): the names
+            # bound from its calls (``fns = get()``, ``fns = self.get()``) are read too
+            f = _parent_of(n)
+            while f is not None and not isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                f = _parent_of(f)
+            if f is not None:
+                assigns.append(({f.name}, {x.id for x in walk(n.value)
+                                           if isinstance(x, ast.Name)}))
     for fn in mod.all_fns:
         if fn.ir is None:
             continue
@@ -102,7 +112,8 @@ def _candidates(solver, mod, info, may_hold=None) -> set[str]:
                 vals = solver.lookup(fn, pname, False)
             except RecursionError:
                 continue
-            if any(isinstance(v, FAFunc) or isinstance(v, ModRef) for v, _ in vals):
+            if any(isinstance(v, (FAFunc, ModRef)) for v, _ in vals) \
+                    or _list_holds_fa4(solver, None, (v for v, _ in vals)):
                 out.add(pname)
     changed = True
     while changed:
@@ -206,15 +217,19 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
         mod = solver.mods[path]
         cache: dict = {}
 
-        def values(qual, name):
-            key = (qual, name)
+        def values(qual, name, line=None):
+            key = (qual, name, line if qual == "<module>" else None)
             if key not in cache:
                 fn = mod.top if qual == "<module>" else solver.fns.get((path, qual))
                 if fn is None:
                     cache[key] = frozenset()
                 else:
                     try:
-                        cache[key] = frozenset(v for v, _ in solver.lookup(fn, name, False))
+                        vals = solver.lookup(fn, name, False)
+                        if fn.ir is None:
+                            # module level: what the name held before a later binding too
+                            vals = vals | solver.replaced_values(mod, name, line)
+                        cache[key] = frozenset(v for v, _ in vals)
                     except RecursionError:
                         cache[key] = frozenset()
             return cache[key]
@@ -223,7 +238,8 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
             return mod.top if qual == "<module>" else solver.fns.get((path, qual))
 
         names = cands[path]
-        out.extend(_getters_used_as_values(solver, mod, info, judge, values, names))
+        out.extend(_getters_used_as_values(solver, mod, info, judge, values, names, call_at,
+                                           fn_of))
         out.extend(_namespace_reads(solver, mod, info, judge))
         out.extend(_class_body_imports(solver, mod, info))
         for stmt, qual, cls in _statements_with(info, names):
@@ -237,7 +253,7 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
                 if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
                         and node.id in names):
                     continue
-                vals = values(qual, node.id)
+                vals = values(qual, node.id, node.lineno)
                 raw = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
                        and not judge.normalised(v)]
                 wrapped = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
@@ -256,6 +272,14 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
                     if why:
                         out.append(Escape(path, node.lineno, node.col_offset + 1,
                                           f"{what} {why}"))
+                    continue
+                if not raw and not mods and _list_holds_fa4(solver, judge, vals):
+                    # a list or tuple that holds FA4: the flow reads it only by a constant
+                    # index and splatted into a call; any other use hands FA4 out unseen
+                    why = _list_use(sc, node, fn_of(qual), solver, call_at, path)
+                    if why:
+                        out.append(Escape(path, node.lineno, node.col_offset + 1,
+                                          f"{node.id} (a list or tuple holding FA4) {why}"))
                     continue
                 chained = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
                            and v.chain]
@@ -363,14 +387,15 @@ def _in_comment(raw: bytes, at: int) -> bool:
     return False
 
 
-def _getters_used_as_values(solver, mod, info, judge, values, names) -> list[Escape]:
+def _getters_used_as_values(solver, mod, info, judge, values, names, call_at=frozenset(),
+                            fn_of=None) -> list[Escape]:
     """A function of the tree that returns FA4 itself (unchecked) is followed where it is
     called by name: the flow reads what it returns there. Used as a value -- a decorator
     (``@swap``), an argument (``map(get, ...)``, ``methodcaller(...)``), a container -- what
     it returns goes where the flow does not look."""
-    fnames = {f.name for f in mod.all_fns if f.ir is not None and f.returns} - names
+    fnames = {f.name for f in mod.all_fns if f.ir is not None and f.returns}
     for n, vals in solver.env(mod).items():
-        if n not in names and n not in fnames and any(
+        if n not in fnames and any(
                 isinstance(v, FuncRef) and v.key[0] != mod.path for v, _ in _forced(solver, vals)):
             fnames.add(n)           # a function imported from another parsed module
     if not fnames:
@@ -392,6 +417,19 @@ def _getters_used_as_values(solver, mod, info, judge, values, names) -> list[Esc
                     and not judge.normalised(x) for x, _ in rets)
         return verdict[key]
 
+    lists: dict = {}
+
+    def returns_list(key) -> bool:
+        """What the function returns is a list or tuple that holds FA4."""
+        if key not in lists:
+            f = solver.fns.get(key)
+            try:
+                lists[key] = f is not None and f.ir is not None and bool(f.returns) and \
+                    _list_holds_fa4(solver, judge, (x for x, _ in solver.fn_returns(f)))
+            except RecursionError:
+                lists[key] = True
+        return lists[key]
+
     out = []
     for stmt, qual, _cls in _statements_with(info, fnames):
         nodes = walk(stmt)
@@ -401,7 +439,17 @@ def _getters_used_as_values(solver, mod, info, judge, values, names) -> list[Esc
                 continue
             p = _parent_of(node)
             if isinstance(p, ast.Call) and p.func is node:
-                continue            # called by name: the flow reads what it returns
+                # called by name: the flow reads what it returns; a list of entry points it
+                # returns is followed only where the flow reads lists (``_list_use``)
+                if fn_of is not None and any(isinstance(v, FuncRef) and returns_list(v.key)
+                                             for v in values(qual, node.id)):
+                    why = _list_use(_Local(stmt, _cls, judge), p, fn_of(qual), solver,
+                                    call_at, info.path)
+                    if why:
+                        out.append(Escape(info.path, p.lineno, p.col_offset + 1,
+                                          f"{ast.unparse(p)} (a list or tuple holding FA4) "
+                                          f"{why}"))
+                continue
             if any(isinstance(v, FuncRef) and returns_fa4(v.key) for v in values(qual, node.id)):
                 out.append(Escape(info.path, node.lineno, node.col_offset + 1,
                                   f"{node.id} returns FA4 and is used as a value here (a "
@@ -600,16 +648,23 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
         if raw:
             return (_use(sc, top, fn, solver, call_at, path),
                     f"{ast.unparse(top)} ({', '.join(raw)})")
-        # FA4 partway along the chain (``pkg.flash_attn_func.__call__``): what is read off it
-        # decides (``_use``)
+        if _list_holds_fa4(solver, judge, vals):
+            return (_list_use(sc, top, fn, solver, call_at, path),
+                    f"{ast.unparse(top)} (a list or tuple holding FA4)")
+        # FA4 partway along the chain (``pkg.flash_attn_func.__call__``, ``pkg.FNS.pop``):
+        # what is read off it decides (``_use``, ``_list_use``)
         mid, mexpr = node, Name(id=node.id)
         while sc.parent(mid) is not top and isinstance(sc.parent(mid), ast.Attribute):
             mid = sc.parent(mid)
             mexpr = Attr(base=mexpr, attr=mid.attr)
-            mraw = fa4_raw(_eval(solver, fn, mexpr))
+            mvals = _eval(solver, fn, mexpr)
+            mraw = fa4_raw(mvals)
             if mraw:
                 return (_use(sc, mid, fn, solver, call_at, path),
                         f"{ast.unparse(mid)} ({', '.join(mraw)})")
+            if _list_holds_fa4(solver, judge, mvals):
+                return (_list_use(sc, mid, fn, solver, call_at, path),
+                        f"{ast.unparse(mid)} (a list or tuple holding FA4)")
         if not any(isinstance(v, ModRef) and (may_hold is None or may_hold(v.name))
                    for v in vals):
             return "", ""
@@ -640,10 +695,8 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
             return "", ""
         return f"is passed to {ast.unparse(p.func)}(...), which the pass does not follow", what
     if isinstance(p, ast.keyword):
-        call = sc.parent(p)
-        if isinstance(call, ast.Call) and _in_tree_callee(solver, fn, call):
-            return "", ""
-        return f"is passed as {p.arg}= to a callee the pass does not follow", what
+        why = _keyword_use(sc, p, fn, solver)
+        return (why, what) if why else ("", "")
     return _use(sc, node, fn, solver, call_at, path), what
 
 
@@ -657,6 +710,81 @@ def _eval(solver, fn, expr) -> frozenset:
         return frozenset(v for v, _ in solver.eval(ctx, expr))
     except RecursionError:
         return frozenset()
+
+
+def _constant_extras(call: ast.Call) -> bool:
+    """Every argument after the first is a literal (``w(fa4, size_at=5, left_at=None)``): no
+    window of the call site travels with FA4 into the callee."""
+    return all(isinstance(a, ast.Constant) for a in call.args[1:]) and \
+        all(k.arg is not None and isinstance(k.value, ast.Constant) for k in call.keywords)
+
+
+def _list_holds_fa4(solver, judge, vals) -> bool:
+    """Some list or tuple among ``vals`` holds, at some index, FA4 not behind a proved
+    wrapper (with no ``judge``: any FA4 entry point), or an FA4 module."""
+    for v in vals:
+        if not isinstance(v, ListVal):
+            continue
+        try:
+            elems = solver.elements(v)
+        except RecursionError:
+            return True
+        if any((isinstance(w, FAFunc) and w.entry.version == "fa4"
+                and (judge is None or not judge.normalised(w)))
+               or _is_fa4_module(w) for w, _ in elems):
+            return True
+    return False
+
+
+def _list_use(sc, node, fn, solver, call_at, path) -> str:
+    """"" when the flow follows this use of a list or tuple that holds FA4, else why not. The
+    flow reads such a container by a constant index (the element is then an FA4 value, used
+    where the subscript is used), splatted into a call it analyses, and through plain aliases;
+    a method (``pop``, ``copy``), an iteration, an unpacking, a slice or a callee that is not
+    followed hands the elements out where no call is judged."""
+    p = sc.parent(node)
+    if isinstance(p, ast.Subscript) and p.value is node and isinstance(p.ctx, ast.Load):
+        if isinstance(p.slice, ast.Constant) and type(p.slice.value) is int \
+                and p.slice.value >= 0:
+            return _use(sc, p, fn, solver, call_at, path)
+        return f"has an element read by {ast.unparse(p.slice)!r}, which the pass does not follow"
+    if isinstance(p, ast.Starred):
+        call = sc.parent(p)
+        if isinstance(call, ast.Call) and ((path, call.lineno, call.col_offset) in call_at
+                                           or _in_tree_callee(solver, fn, call)):
+            return ""
+        return "is splatted where the pass does not follow"
+    if isinstance(p, (ast.Assign, ast.AnnAssign)) and p.value is node:
+        targets = p.targets if isinstance(p, ast.Assign) else [p.target]
+        if all(isinstance(t, ast.Name) for t in targets):
+            return ""       # an alias: its own uses are read here too
+        return f"is unpacked or stored in {ast.unparse(targets[0])}, which the pass does not follow"
+    if isinstance(p, (ast.Compare, ast.If, ast.While, ast.Assert, ast.Expr, ast.UnaryOp)):
+        return ""
+    if isinstance(p, ast.Call) and node in p.args:
+        callee = ast.unparse(p.func)
+        if callee in _INTROSPECTION:
+            return ""
+        if _in_tree_callee(solver, fn, p):
+            return ""       # the parameter holds the list there and is read the same way
+        return f"is passed to {callee}(...), which the pass does not follow"
+    if isinstance(p, ast.keyword):
+        return _keyword_use(sc, p, fn, solver)
+    if isinstance(p, ast.Attribute):
+        return f"has its attribute {p.attr} read, which hands out its elements where the " \
+            "pass does not follow"
+    if isinstance(p, (ast.For, ast.comprehension)):
+        return "is iterated, which hands out its elements where the pass does not follow"
+    return f"is used in a {type(p).__name__ if p is not None else 'statement'} the pass " \
+        "does not follow"
+
+
+def _keyword_use(sc, kw: ast.keyword, fn, solver) -> str:
+    """A value passed as ``name=`` is followed only into a callee of the tree."""
+    call = sc.parent(kw)
+    if isinstance(call, ast.Call) and _in_tree_callee(solver, fn, call):
+        return ""
+    return f"is passed as {kw.arg}= to a callee the pass does not follow"
 
 
 def _in_tree_callee(solver, fn, call: ast.Call) -> bool:
@@ -723,7 +851,8 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
                 return (f"is handed to {callee}(...), which calls it or reads it with "
                         "arguments the pass does not judge")
             if (len(p.args) > 1 or p.keywords) and callee not in _PARTIALS \
-                    and not _in_tree_callee(solver, fn, p):
+                    and not _in_tree_callee(solver, fn, p) \
+                    and not (_constant_extras(p) and _wrapped_proved(sc, p, fn, solver)):
                 # ``checkpoint(fa4, q, k, v, window_size=...)``, ``pool.submit(fa4, ...)``,
                 # ``map(fa4, ...)``: a callee outside the tree handed FA4 together with
                 # arguments it may call FA4 with, at once -- those windows are never judged
@@ -751,10 +880,7 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
         callee = ast.unparse(p.func)
         return f"is passed to {callee}(...), which the pass does not follow"
     if isinstance(p, ast.keyword):
-        call = sc.parent(p)
-        if isinstance(call, ast.Call) and _in_tree_callee(solver, fn, call):
-            return ""
-        return f"is passed as {p.arg}= to a callee the pass does not follow"
+        return _keyword_use(sc, p, fn, solver)
     if isinstance(p, ast.AnnAssign) and child is p.annotation:
         return _ANNOTATION
     if isinstance(p, (ast.Assign, ast.AnnAssign)):

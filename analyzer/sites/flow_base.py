@@ -636,6 +636,21 @@ class _ModCtx:
         return frozenset({(Opaque(f"unbound name {name}"), EMPTY)})
 
 
+class _EverCtx(_ModCtx):
+    """A module's top level read with every value each name held there, not only the final
+    one (with ``line``: every value still held at that line): a list built, or a call made,
+    at module level keeps what its expressions named then."""
+    __slots__ = ("line",)
+
+    def __init__(self, solver, mod, line: int | None = None):
+        super().__init__(solver, mod, None)
+        self.line = line
+
+    def lookup(self, name):
+        return self.solver.global_value(self.mod, name) | \
+            self.solver.replaced_values(self.mod, name, self.line)
+
+
 def fn_context(solver, fn: Fn):
     """Where ``fn``'s body is evaluated: its own scopes, or for a module's top level the
     module's final environment."""
@@ -877,6 +892,7 @@ __all__ = [
     '_FnCtx',
     '_Lazy',
     '_ModCtx',
+    '_EverCtx',
     '_join',
     '_keyof',
     '_pt',

@@ -172,7 +172,10 @@ class CallEdges:
             efn = self.fns.get(fnkey)
             if efn is None:
                 return
-            ectx = fn_context(self, efn)
+            # a call made at module level reads the names as they are at its line, which a
+            # later binding may have replaced since
+            ectx = fn_context(self, efn) if efn.ir is not None else \
+                _EverCtx(self, efn.mod, line or None)
             for v, f in self.eval(ectx, expr):
                 ff = (f if fnkey == caller.key else EMPTY) | facts | guards
                 if not consistent(ff):

@@ -14,6 +14,16 @@ from analyzer.sites.ir import (UNKNOWN, Assign, AugAssign, Block, Call, ClassDef
 from analyzer.sites.flow_base import _is
 
 
+def _vendored_by_short_name(module: str) -> str | None:
+    """A vendored FA4 copy of the tree named by a shorter path (a folder above it put on
+    ``sys.path``): ``interface`` or ``fa.interface`` for ``third_party.fa.interface``. Only
+    copies recognised as FA4 (``bindings.EXTRA_FA4``) are matched: the import then binds FA4."""
+    for full in sorted(B.EXTRA_FA4):
+        if full.endswith("." + module):
+            return full
+    return None
+
+
 class ImportsEnv:
 
     # -- modules -----------------------------------------------------------------------
@@ -23,7 +33,8 @@ class ImportsEnv:
                 return module
             from analyzer.sites.reach import under_importer_root
 
-            return under_importer_root(mod.name, module, self.modnames) or module
+            return under_importer_root(mod.name, module, self.modnames) \
+                or _vendored_by_short_name(module) or module
         base = mod.name.split(".") if mod.is_pkg else mod.name.split(".")[:-1]
         if level > 1:
             base = base[: len(base) - (level - 1)] if level - 1 <= len(base) else []
@@ -66,6 +77,14 @@ class ImportsEnv:
         tm = self.tree_module(absmod)
         if tm is not None:
             vals = self.module_attr(tm, attr)
+            src_mod = self.by_name.get(tm)
+            if scope is mod.top and src_mod is not None and src_mod is not mod \
+                    and mod.name in self._top_imports(src_mod):
+                # an import cycle: ``tm`` imports this module while its own top level runs,
+                # and this module's import then reads ``attr`` as it is at that point -- a
+                # value a later binding in ``tm`` may have replaced
+                vals = vals | self.replaced_values(src_mod, attr,
+                                                   self._top_imports(src_mod)[mod.name])
             if any(isinstance(v, FAFunc) for v, _ in vals):
                 kind = "reexport"
                 self.binding(mod, scope, local, pos, kind,
@@ -76,6 +95,41 @@ class ImportsEnv:
         if tsub is not None:
             return frozenset({(ModRef(tsub, True), EMPTY)})
         return frozenset({(ExtRef(full), EMPTY)})
+
+    def _top_imports(self, m: Mod) -> set:
+        """Every module ``m``'s top level may import (``import a.b``: ``a`` and ``a.b``;
+        ``from a import b``: ``a`` and ``a.b``), branches and handlers included, each with
+        the first line that imports it (None where the line is not known)."""
+        got = m.__dict__.get("_top_imports")
+        if got is None:
+            got = {}
+
+            def add(name, pos):
+                line = pos[0] if pos and isinstance(pos[0], int) else None
+                old = got.get(name, line)
+                got[name] = None if old is None or line is None else min(old, line)
+            stack = [m.ir.body]
+            while stack:
+                for st in stack.pop():
+                    t = type(st)
+                    if t is Import:
+                        for local, module, attr, level, pos in st.items:
+                            base = self.resolve_module(m, module, level)
+                            parts = base.split(".")
+                            for i in range(1, len(parts) + 1):
+                                add(".".join(parts[:i]), pos)
+                            if attr is not None and attr != "*":
+                                add(f"{base}.{attr}", pos)
+                    elif t is If or t is Loop:
+                        stack += [st.body, st.orelse]
+                    elif t is Try:
+                        stack += [st.body, st.orelse, st.final] + [h.body for h in st.handlers]
+                    elif t is With:
+                        stack.append(st.body)
+                    elif t is Block:
+                        stack += list(st.bodies)
+            m._top_imports = got
+        return got
 
     def _module_ref(self, name: str) -> Vals:
         if B.fa_version_of_module(name):
@@ -228,6 +282,8 @@ class ImportsEnv:
                         self._star_from_tree(m, absmod, env)
                         continue
                     absmod = self.resolve_module(m, module, level)
+                    if local in env:
+                        self._replace(m, local, env[local], pos)
                     if attr is not None and (B.entry_for(absmod, attr) or B.fa_version_of_module(absmod)):
                         env[local] = self.import_value(m, item, m.top)
                     else:
@@ -301,6 +357,8 @@ class ImportsEnv:
             observed = m.__dict__.get("_observed")
             if observed and name in observed and name in env:
                 vals = vals | self.force(env[name])     # read before this binding, too
+            if name in env and env[name] is not vals:
+                self._replace(m, name, env[name], pos)
             env[name] = vals
         elif isinstance(t, Subscript) and isinstance(t.base, Name):
             base = t.base.id
@@ -328,6 +386,23 @@ class ImportsEnv:
             self.records[rec["id"]] = rec
         rec["values"].update(values)
         return rec["id"]
+
+    def replaced_values(self, m: Mod, name: str, line: int | None = None) -> Vals:
+        """What the module-level ``name`` held before a later module-level binding replaced
+        it: code run in between (a list, a dict, a default, a class body, a call at import
+        time) may have kept that value, which the final environment no longer shows. With
+        ``line``: only values still held at that line (replaced by a binding at or after it;
+        a binding with no line counts as after)."""
+        self.env(m)
+        out = set()
+        for at, raw in self.__dict__.get("_replaced", {}).get((m.path, name), ()):
+            if line is None or at is None or at >= line:
+                out |= self.force(raw)
+        return frozenset(out)
+
+    def _replace(self, m: Mod, name: str, raw, pos) -> None:
+        at = pos[0] if pos and isinstance(pos[0], int) else None
+        self.__dict__.setdefault("_replaced", {}).setdefault((m.path, name), []).append((at, raw))
 
     def global_value(self, m: Mod, name: str) -> Vals:
         env = self.env(m)

@@ -313,10 +313,20 @@ class Values:
             for v, f in self.eval(ctx, e.base):
                 if isinstance(v, ListVal) and type(idx) is Lit and isinstance(idx.value, int) \
                         and v.exact:
+                    busy = self.__dict__.setdefault("_elem_inprog", set())
                     for i, eid, ef in v.elems:
                         if i == idx.value:
+                            if eid in busy:
+                                # the element reads its own list (``w = (w[0] ..., ...)`` with
+                                # every reaching binding of ``w``): unknown, not a loop forever
+                                out.add((Opaque(f"{expr_label(e)} (refers to itself)"), f))
+                                continue
                             ectx = _FnCtx(self, self.fns[v.fn], ctx.static) if v.fn in self.fns and self.fns[v.fn].ir is not None else ctx
-                            out |= {(w, g | f) for w, g in self.eval(ectx, self.exprs[eid])}
+                            busy.add(eid)
+                            try:
+                                out |= {(w, g | f) for w, g in self.eval(ectx, self.exprs[eid])}
+                            finally:
+                                busy.discard(eid)
                 else:
                     out.add((Opaque(f"{expr_label(e)}"), f))
             return frozenset(out)
@@ -327,6 +337,31 @@ class Values:
         if t is not Unknown:
             raise TypeError(f"not an IR expression: {e!r}")   # a bare tuple: build the node
         return frozenset({(Opaque("expression"), EMPTY)})
+
+    def elements(self, v: "ListVal", depth: int = 0) -> Vals:
+        """What any element of the list or tuple ``v`` may be, at any index (elements that
+        are lists themselves are opened too, a few levels deep): for readers that ask whether
+        a container holds an FA4 entry point, whatever index or method hands it out."""
+        fn = self.fns.get(v.fn)
+        if fn is None:
+            return frozenset({(Opaque("a list built where the flow does not look"), EMPTY)})
+        ctx = fn_context(self, fn) if fn.ir is not None else _EverCtx(self, fn.mod)
+        out = set()
+        busy = self.__dict__.setdefault("_elem_inprog", set())
+        for _i, eid, _f in v.elems:
+            if eid in busy:
+                out.add((Opaque("an element that refers to its own list"), EMPTY))
+                continue
+            busy.add(eid)
+            try:
+                vals = self.eval(ctx, self.exprs[eid])
+            finally:
+                busy.discard(eid)
+            for w, g in vals:
+                out.add((w, g))
+                if isinstance(w, ListVal) and depth < 4:
+                    out |= self.elements(w, depth + 1)
+        return frozenset(out)
 
     def self_attr(self, fn: Fn, attr: str, static: bool) -> Vals:
         """``self.x`` / ``ctx.x``: every ``<first param>.x = ...`` in the class's methods (the
@@ -544,3 +579,4 @@ def _matters(v) -> bool:
     if isinstance(v, Const):
         return v.value is None or type(v.value) in (int, float, tuple)
     return isinstance(v, (FAFunc, FuncRef, ClassRef, ModRef, DictVal, ListVal))
+

@@ -41,7 +41,7 @@ from fa4_patch import names as N
 from analyzer.sites.bindings import fa_version_of_module
 from analyzer.sites.cache import write_atomic
 
-SUMMARY_VERSION = 22
+SUMMARY_VERSION = 23
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -631,7 +631,15 @@ _PATH_LOADERS = frozenset({
     "importlib.util.spec_from_loader", "importlib.machinery.SourceFileLoader",
     "importlib.machinery.SourcelessFileLoader", "runpy.run_path", "imp.load_source",
     "imp.load_module", "imp.load_package", "imp.load_compiled", "zipimport.zipimporter"})
-_LOADERS = _RUNNERS | _NAME_LOADERS | _PATH_LOADERS
+# loaders of objects named by installed package metadata (plugins, entry points): the name
+# they import is not in the tree, so what they load is not followed
+_METADATA_LOADERS = frozenset({
+    "importlib.metadata.entry_points", "importlib_metadata.entry_points",
+    "importlib.metadata.EntryPoint", "importlib_metadata.EntryPoint",
+    "importlib.metadata.EntryPoints", "importlib_metadata.EntryPoints",
+    "pkg_resources.iter_entry_points", "pkg_resources.load_entry_point",
+    "pkg_resources.get_entry_info", "pkg_resources.get_entry_map", "pkg_resources.EntryPoint"})
+_LOADERS = _RUNNERS | _NAME_LOADERS | _PATH_LOADERS | _METADATA_LOADERS
 # modules whose attributes are loaders: ``getattr(importlib, name)``, ``m = importlib``
 _LOADER_MODULES = frozenset({"builtins", "importlib", "importlib.util", "importlib.machinery",
                              "runpy", "imp", "zipimport"})
@@ -757,7 +765,8 @@ def _mentions_loader(source: str) -> bool:
 
 _LOADER_PARTS = tuple(
     [(w, re.compile(re.escape(w) + r"\b"), False)
-     for w in ("runpy", "imp", "zipimport", "builtins", "__builtins__")]
+     for w in ("runpy", "imp", "zipimport", "builtins", "__builtins__", "entry_points",
+               "EntryPoint", "load_entry_point", "get_entry_info", "get_entry_map")]
     + [("importlib", re.compile(r"importlib\b(?!\s*\.\s*(?:metadata|resources|import_module)"
                                 r"\b)"), False)]
     + [(w, re.compile(re.escape(w) + r"(?!\s*\(|\w)"), True)
@@ -822,7 +831,11 @@ def _loader_refs(s: FileSummary, tree: ast.Module, aliases: dict, consts: dict,
             if full == "builtins":
                 full = "builtins.__dict__"      # a dict in imported modules, a module in main
         called = isinstance(p, ast.Call) and p.func is node
-        if full in _LOADERS:
+        if full in _METADATA_LOADERS:
+            add(node, full, f"uses {full}, which imports objects named by installed package "
+                            "metadata (entry points): what it loads is not followed", False,
+                "value")
+        elif full in _LOADERS:
             if called and (full in _RUNNERS or full in _NAME_LOADERS):
                 continue                    # read where it stands (``_expressions``)
             if called:                      # a path loader
@@ -1363,8 +1376,22 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
     vendored = tuple(sorted(m for m, s in sums.items() if s.vendored_fa4))
     origins = tuple(sorted(set(N.FA4_MODULES) | set(vendored) | set(declared)))
 
+    # the shorter names a vendored (or declared) copy of the tree can be imported by when a
+    # folder above it is put on ``sys.path`` (``sys.path.insert(0, "third_party/fa")``, then
+    # ``from interface import flash_attn_func``)
+    short = set()
+    for o in origins:
+        if o in index.modules:
+            parts = o.split(".")
+            short.update(".".join(parts[i:]) for i in range(1, len(parts)))
+
     def is_origin(m: str) -> bool:
-        return any(m == o or m.startswith(o + ".") for o in origins)
+        if any(m == o or m.startswith(o + ".") for o in origins):
+            return True
+        if not short or m in index.modules:
+            return False
+        parts = m.split(".")
+        return any(".".join(parts[:i]) in short for i in range(1, len(parts) + 1))
 
     # which module-level names may hold an FA4 entry point (or an FA4 module object): a
     # fixpoint over the modules that reach FA4 (only they can export it), re-exports followed

@@ -2030,7 +2030,10 @@ def decide(calls, solver, text, judge: Judge) -> None:
                 plan["has_" + side] = True
                 vals, unk = _atoms_to_values(window_values(solver, site.fn, expr, None,
                                                            line=site_line(site)))
-                if unk or not branchy:
+                # a condition over a value from outside: the sandbox's values of the whole
+                # expression stand, not the flow's reading of both branches (``None if left
+                # < 0 else left`` never passes the -1 its else-branch names)
+                if not branchy:
                     plan[side] |= vals
                 if unk:
                     k = enum.job_for(site, "bound")

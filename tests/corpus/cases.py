@@ -2365,5 +2365,117 @@ case("dunder_call_returns_fa4/twin", {"m.py": _CALL_RET.format(
     use="A()(q, k, v)")}, "import m\nm.run(1, 2, 3)\n", "safe",
      why="__call__ calls FA4 with (None, 0)")
 
+
+# 111. a list or tuple that holds FA4, read otherwise than by a constant index (``.pop()``,
+# ``next(iter(...))``, a negative index, an unpacking, a helper that pops it): the flow
+# follows only ``fns[0]`` and ``*fns``, and the escape check let every use of the list pass:
+# a false "safe". The twin's list holds the tree's own function
+_LIST_POP = (FA + "\n\ndef own(q, k, v, **kw):\n"
+             "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n\n\n"
+             "FNS = [{f}]\n\n\ndef first(fns):\n    return fns.pop()\n\n\n"
+             "def run(q, k, v):\n    return first(list(FNS))(q, k, v, causal=True, "
+             "window_size=(-1, 0))\n")
+case("fa4_list_read_by_a_method", {"m.py": _LIST_POP.format(f="flash_attn_func")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="FNS.pop() hands FA4 out: it gets TE's (-1, 0)")
+case("fa4_list_read_by_a_method/twin", {"m.py": _LIST_POP.format(f="own")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="the list holds own, which passes (None, 0)")
+
+# 112. a list of entry points iterated (``for f in FNS: f(...)``): the loop variable is not
+# followed. The twin iterates over the tree's own functions
+_LIST_FOR = (FA + "\n\ndef own(q, k, v, **kw):\n"
+             "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n\n\n"
+             "FNS = ({f},)\n\n\ndef run(q, k, v):\n    for f in FNS:\n"
+             "        f(q, k, v, causal=True, window_size=(-1, 0))\n")
+case("fa4_list_iterated", {"m.py": _LIST_FOR.format(f="flash_attn_func")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the loop calls FA4 with TE's (-1, 0)")
+case("fa4_list_iterated/twin", {"m.py": _LIST_FOR.format(f="own")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="the loop calls own, which passes (None, 0)")
+
+# 113. a module-level name that held FA4 when code ran at import time (a closure made by a
+# call, a list built), rebound later: the pass read module-level names by their final value
+# only, so what the call or the list kept was not FA4 to it -- a false "safe". The twin
+# keeps the tree's own function
+_REBOUND = (FA + "\n\ndef own(q, k, v, **kw):\n"
+            "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n\n\n"
+            "def make(f):\n    def attend(q, k, v):\n"
+            "        return f(q, k, v, causal=True, window_size=(-1, 0))\n    return attend\n\n\n"
+            "impl = {f}\nrun = make(impl)\nkept = [impl]\nimpl = None\n")
+case("fa4_name_rebound_after_use", {"m.py": _REBOUND.format(f="flash_attn_func")},
+     "import m\nm.run(1, 2, 3)\n", "unsafe", exhaustive=False,
+     why="make(impl) ran while impl was FA4: run calls FA4 with TE's (-1, 0)")
+case("fa4_name_rebound_after_use/twin", {"m.py": _REBOUND.format(f="own")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="impl was own when make ran: (None, 0)")
+# 114. an attention kernel loaded as a plugin through package metadata
+# (``importlib.metadata.entry_points``): the module it imports is named outside the tree, so
+# it may be FA4; it was not read as a dynamic import, and the tree was "no FA4 here". The
+# twin hands the plugin no window
+_PLUGIN = ("from importlib.metadata import entry_points\n\n\ndef run(q, k, v):\n"
+           "    for ep in entry_points(group='attention.kernels'):\n"
+           "        return ep.load()(q, k, v{kw})\n")
+case("entry_point_plugin", {"m.py": _PLUGIN.format(kw=", causal=True, window_size=(-1, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False, oracle=False,
+     why="the plugin may be FA4 and gets TE's (-1, 0); no plugin is installed where the "
+         "oracle runs")
+case("entry_point_plugin/twin", {"m.py": _PLUGIN.format(kw="")},
+     "import m\nm.run(1, 2, 3)\n", "no-fa4", oracle=False,
+     why="whatever the plugin is, no window reaches it")
+
+# 115. a vendored FA4 copy imported by a shorter name, its folder put on ``sys.path`` (the way
+# a repository loads a ``third_party/`` checkout): the copy was recognised, but ``from
+# fa4_interface import ...`` named no module of the tree, so the tree was "no FA4 here"
+_SYS_PATH = ("import os\nimport sys\n\nsys.path.insert(0, os.path.join(os.path.dirname("
+             "os.path.abspath(__file__)), 'third_party', 'fa'))\n\n"
+             "from fa4_interface import flash_attn_func  # noqa: E402\n\n\n"
+             "def forward(q, k, v):\n"
+             "    return flash_attn_func(q, k, v, causal=True, window_size={w})\n")
+case("vendored_on_sys_path", {"third_party/fa/fa4_interface.py": VENDORED,
+                              "model.py": _SYS_PATH.format(w="(-1, 0)")},
+     "import model\nmodel.forward(1, 2, 3)\n", "unsafe",
+     why="the vendored copy gets TE's (-1, 0)")
+case("vendored_on_sys_path/twin", {"third_party/fa/fa4_interface.py": VENDORED,
+                                   "model.py": _SYS_PATH.format(w="(None, 0)")},
+     "import model\nmodel.forward(1, 2, 3)\n", "safe", why="the vendored copy gets (None, 0)")
+
+# 116. the inline fix on the split bounds (``_flash_attn_fwd(..., window_size_left=None if
+# left < 0 else left, ...)``) over parameters from outside: the flow's reading of both
+# branches (the else-branch names ``left``, whose default is -1) was added beside the
+# sandbox's values of the whole expression, and the fix was called broken. The twin's test is
+# off by one and lets -1 through
+_SPLIT_FIX = (FA + "\n\ndef run(q, k, v, left=-1, right=0):\n"
+              "    return _flash_attn_fwd(q, k, v, causal=True,\n"
+              "                           window_size_left=None if left < {lo} else left,\n"
+              "                           window_size_right=None if right < 0 else right)\n")
+case("inline_fix_on_split_bounds", {"m.py": _SPLIT_FIX.format(lo="0")},
+     "import m\nm.run(1, 2, 3)\nm.run(1, 2, 3, 128, 0)\nm.run(1, 2, 3, -1, -1)\n", "safe",
+     exhaustive=False, why="every negative bound becomes None")
+case("inline_fix_on_split_bounds/twin", {"m.py": _SPLIT_FIX.format(lo="-1")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="left=-1 is not below -1: FA4 gets (-1, 0) (the sandbox reads the expression over "
+         "every bound an outside caller may pass, the default among them: not proved)")
+
+# 117. an import cycle: the package binds FA4, imports a submodule, then rebinds the name; the
+# submodule's module-level ``from . import attn`` runs in between and keeps FA4. The pass read
+# the package's final binding only: a false "safe". The twin imports inside the function,
+# when the package is done (its final binding, the tree's own function, stands)
+_CYCLE_INIT = ("from flash_attn.cute.interface import flash_attn_func as attn\n"
+               "from . import user  # noqa: E402\n"
+               "from ._own import own as attn  # noqa: E402,F811\n")
+_CYCLE_OWN = (FA + "\n\ndef own(q, k, v, **kw):\n"
+              "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n")
+case("import_cycle_keeps_fa4", {
+    "p/__init__.py": _CYCLE_INIT, "p/_own.py": _CYCLE_OWN,
+    "p/user.py": "from . import attn\n\n\ndef run(q, k, v):\n"
+                 "    return attn(q, k, v, causal=True, window_size=(-1, 0))\n"},
+     "import p.user\np.user.run(1, 2, 3)\n", "unsafe",
+     why="user imported attn while it was FA4: TE's (-1, 0) reaches it")
+case("import_cycle_keeps_fa4/twin", {
+    "p/__init__.py": _CYCLE_INIT, "p/_own.py": _CYCLE_OWN,
+    "p/user.py": "def run(q, k, v):\n    from . import attn\n\n"
+                 "    return attn(q, k, v, causal=True, window_size=(-1, 0))\n"},
+     "import p.user\np.user.run(1, 2, 3)\n", "safe",
+     why="imported at call time, attn is own, which passes (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
