@@ -665,6 +665,12 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
             if _list_holds_fa4(solver, judge, mvals):
                 return (_list_use(sc, mid, fn, solver, call_at, path),
                         f"{ast.unparse(mid)} (a list or tuple holding FA4)")
+            if any(_is_fa4_module(v) for v in mvals):
+                # FA4's module reached through its parent package (``import
+                # flash_attn.cute.interface``, then ``flash_attn.cute.interface.X = ...``)
+                why = _module_use(sc, mid, fn, solver, call_at, path)
+                if why:
+                    return why, f"{ast.unparse(mid)} (an FA4 module)"
         if not any(isinstance(v, ModRef) and (may_hold is None or may_hold(v.name))
                    for v in vals):
             return "", ""

@@ -2477,5 +2477,25 @@ case("import_cycle_keeps_fa4/twin", {
      "import p.user\np.user.run(1, 2, 3)\n", "safe",
      why="imported at call time, attn is own, which passes (None, 0)")
 
+# 118. FA4's module reached through its parent package (``import flash_attn.cute.interface``
+# binds ``flash_attn``) and changed from another module: the chain's middle was checked for
+# entry points only, so the store went unseen and the call was proved against a resolver
+# the tree had replaced. The twin only reads the module's name
+_PATCH_RESOLVER = ("import flash_attn.cute.interface\n\n"
+                   "{line}\n")
+case("fa4_resolver_replaced_through_its_package", {
+    "tweak.py": _PATCH_RESOLVER.format(
+        line="flash_attn.cute.interface._resolve_causal_local_window = (\n"
+             "    lambda causal, left, right, mask_mod=None: (causal, True, -1, 0))"),
+    "m.py": "import tweak  # noqa: F401\n" + FA + "\n\ndef run(q, k, v):\n"
+            "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n"},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="FA4 resolves every window with the tree's own rule (an empty band)")
+case("fa4_resolver_replaced_through_its_package/twin", {
+    "tweak.py": _PATCH_RESOLVER.format(line="NAME = flash_attn.cute.interface.__name__"),
+    "m.py": "import tweak  # noqa: F401\n" + FA + "\n\ndef run(q, k, v):\n"
+            "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n"},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="the module's name is only read")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
