@@ -871,6 +871,40 @@ def free_names(node: ast.AST) -> set[str]:
     return loads - stores
 
 
+def _attribute_touches(info, stmts) -> dict:
+    """name -> [(statement, node)]: module-level statements that set, delete or call an
+    attribute of a module-level name, or decorate with one (``@win.register``). Read once per
+    module (kept on its record)."""
+    got = info.__dict__.get("_attr_touches")
+    if got is not None:
+        return got
+    got = {}
+    for st in stmts:
+        if "." not in info.segment(st) and not getattr(st, "decorator_list", None):
+            continue        # (a def's lines start below its decorators)
+        decos = {id(d) for d in getattr(st, "decorator_list", ())}
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # what runs when the def runs: its decorators and defaults (the body runs later)
+            a = st.args
+            stack = [(d, st) for d in st.decorator_list] + \
+                [(d, a) for d in a.defaults + a.kw_defaults if d is not None]
+        else:
+            stack = [(st, None)]
+        while stack:
+            node, parent = stack.pop()
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (
+                    isinstance(node.ctx, (ast.Store, ast.Del))
+                    or (isinstance(parent, ast.Call) and parent.func is node)
+                    or id(node) in decos):
+                got.setdefault(node.value.id, []).append((st, node))
+            for c in ast.iter_child_nodes(node):
+                if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    continue        # what a body does runs later, when it is called
+                stack.append((c, node))
+    info._attr_touches = got
+    return got
+
+
 def module_statements(tree: ast.Module) -> list[ast.stmt]:
     """Top-level statements, with the bodies of top-level if/try flattened in (a binding made
     on any branch counts)."""
@@ -967,6 +1001,17 @@ def extract(index, modname: str, roots: Iterable[str], depth: int = 0,
                 continue
             chosen.append(st)
             want.extend(free_names(st))
+    # a module-level statement that reaches into a chosen object without rebinding it
+    # (``@win.register``, ``win.register(int, f)``, ``win.attr = ...``) may change what it
+    # does (``functools.singledispatch``): such a statement is not among the sources, so the
+    # object would run as if it had not been touched -- refused
+    bound = {n for st in chosen for n in bound_names(st)}
+    touches = _attribute_touches(info, stmts) if bound else {}
+    for n in sorted(bound & set(touches)):
+        for st, node in touches[n]:
+            if not any(st is c for c in chosen) and n not in bound_names(st):
+                return [], [], (f"{ast.unparse(node)} at {info.path}:{st.lineno} changes "
+                                f"{n} after it is defined")
     chosen.sort(key=lambda s: (s.lineno, s.col_offset))
     text = info.source
     body = []

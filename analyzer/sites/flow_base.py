@@ -194,6 +194,20 @@ class Fn:
         return hit
 
 
+# decorators from outside the tree that hand back a function returning what the decorated
+# body returns (with the factories among them that take arguments: ``lru_cache(maxsize=8)``,
+# ``torch.no_grad()``, ``torch.compile(mode=...)``)
+RETURN_KEEPING_FACTORIES = frozenset({
+    "functools.lru_cache", "torch.no_grad", "torch.inference_mode", "torch.enable_grad",
+    "torch.compile", "torch.jit.ignore", "torch.autocast", "torch.amp.autocast",
+    "torch.cuda.amp.autocast", "torch.set_grad_enabled"})
+RETURN_KEEPING = RETURN_KEEPING_FACTORIES | frozenset({
+    "builtins.staticmethod", "builtins.classmethod", "functools.cache", "abc.abstractmethod",
+    "typing.final", "typing.override", "typing_extensions.override", "typing_extensions.final",
+    "torch.jit.unused", "torch._dynamo.disable", "torch.compiler.disable",
+    "torch._disable_dynamo", "torch._dynamo.allow_in_graph", "torch.compiler.allow_in_graph"})
+
+
 def _deco_names(exprs) -> set:
     """The last names the decorator expressions spell (``staticmethod``, ``torch.no_grad``)."""
     out = set()
@@ -450,7 +464,15 @@ def build_module(mod: Mod) -> None:
 
     def make_fn(f: FuncIR, parent: Fn | None, cls: Cls | None = None) -> Fn:
         child = Fn(mod, f, f.qualname, parent, cls)
+        earlier = mod.functions.get(f.qualname)
+        if earlier is not None:
+            # one name defined again in its scope (``if c: def f() ... else: def f() ...``):
+            # the table keeps the last under the plain name; each earlier one gets a key of
+            # its own, so that a binding made on a branch still names the def it made
+            n = sum(1 for x in mod.all_fns if x.qualname == f.qualname)
+            earlier.key = (mod.path, f"{f.qualname}#{n}")
         mod.functions[f.qualname] = child
+        mod.__dict__.setdefault("by_ir", {})[id(f)] = child
         mod.all_fns.append(child)
         walk(child, f.body, (), False, False, False)
         return child
@@ -892,6 +914,8 @@ __all__ = [
     '_FnCtx',
     '_Lazy',
     '_ModCtx',
+    'RETURN_KEEPING',
+    'RETURN_KEEPING_FACTORIES',
     '_EverCtx',
     '_join',
     '_keyof',

@@ -7,7 +7,7 @@ other's through ``self``)."""
 from __future__ import annotations
 
 from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
-from analyzer.sites.ir import Attr, Name
+from analyzer.sites.ir import Attr, Call, Name
 
 
 class CallEdges:
@@ -216,11 +216,48 @@ class CallEdges:
 
     def fn_returns(self, target: Fn, static: bool = False) -> Vals:
         """Every value ``target``'s returns can give, with their facts, whoever calls it
-        (memoised)."""
+        (memoised). A decorator that may put another function in its place makes that
+        unknown (``decorator_hides``)."""
+        hidden = self.decorator_hides(target)
+        if hidden:
+            return frozenset({(Opaque(f"what {target.qualname} returns ({hidden})"), EMPTY)})
         return self._memo(("ret", target.key, static),
                           lambda: frozenset((v, f | target.guards(g))
                                             for expr, g in target.returns
                                             for v, f in self.eval(_FnCtx(self, target, static), expr)))
+
+    def decorator_hides(self, target: Fn) -> str:
+        """Why a call of ``target`` may not run its body as written: a decorator that is not
+        known to hand back a function returning what the body returns (staticmethod,
+        classmethod, functools' caches, torch's grad modes and compilers) -- one from outside
+        the tree (``@functools.singledispatch`` with its ``register``, a plugin registry), or
+        one of the tree, whose effect the flow does not model (the sandbox runs it where a
+        window expression calls the function). "" when none."""
+        if target.ir is None or not target.ir.decorators:
+            return ""
+        memo = self.__dict__.setdefault("_deco_hides", {})
+        if target.key in memo:
+            return memo[target.key]
+        ctx = _FnCtx(self, target.parent, False) if target.parent is not None \
+            and target.parent.ir is not None else _ModCtx(self, target.mod, None)
+        why = ""
+        for d in target.ir.decorators:
+            head = d.func if isinstance(d, Call) else d
+            label = expr_label(d)
+            if isinstance(head, Name) and head.id in ("staticmethod", "classmethod"):
+                continue
+            try:
+                vals = self.eval(ctx, head)
+            except RecursionError:
+                vals = frozenset()
+            if vals and all(isinstance(v, ExtRef) and v.qual in RETURN_KEEPING
+                            and (not isinstance(d, Call) or v.qual in RETURN_KEEPING_FACTORIES)
+                            for v, _ in vals):
+                continue
+            why = f"decorated by {label}, which may put another function in its place"
+            break
+        memo[target.key] = why
+        return why
 
     def returns(self, ctx, target: Fn, call, shift: int) -> Vals:
         caller = ctx.fn if getattr(ctx, "fn", None) is not None else None

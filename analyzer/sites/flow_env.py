@@ -321,7 +321,7 @@ class ImportsEnv:
                 env = self._run(m, st.body, env)
             elif t is FuncDef:
                 f = st.func
-                fn = m.functions.get(f.qualname)
+                fn = m.__dict__.get("by_ir", {}).get(id(f)) or m.functions.get(f.qualname)
                 env[f.name] = frozenset({(FuncRef(fn.key), EMPTY)})
             elif t is ClassDef:
                 c = st.cls

@@ -933,7 +933,7 @@ def _flow_pairs(solver, site) -> set:
         return set()
     out = set()
     for t in targets:
-        if not t.returns:
+        if not t.returns or solver.decorator_hides(t):
             return set()
         for ret, _ in t.returns:
             pairs, unk = _pair_values(solver, t.key, ret)

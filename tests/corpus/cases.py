@@ -2497,5 +2497,38 @@ case("fa4_resolver_replaced_through_its_package/twin", {
             "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n"},
      "import m\nm.run(1, 2, 3)\n", "safe", why="the module's name is only read")
 
+# 119. a helper defined on each branch of a module-level ``if`` (a settings switch): the
+# function table kept the last def under the name, so the flow read only the else-branch's
+# return and the branch's own (-1, 0) was lost -- a false "safe". The twin returns (None, 0)
+# on both branches
+_BRANCH_DEF = (FA + "import os\n\nif os.environ.get('TE_STYLE_WINDOWS'):\n"
+               "    def window():\n        return {w}\nelse:\n"
+               "    def window():\n        return (None, 0)\n\n\n"
+               "def run(q, k, v):\n"
+               "    return flash_attn_func(q, k, v, causal=True, window_size=window())\n")
+case("helper_defined_on_each_branch", {"m.py": _BRANCH_DEF.format(w="(-1, 0)")},
+     "import os\nos.environ['TE_STYLE_WINDOWS'] = '1'\nimport m\nm.run(1, 2, 3)\n", "unsafe",
+     why="with TE_STYLE_WINDOWS set, window() is TE's (-1, 0)")
+case("helper_defined_on_each_branch/twin", {"m.py": _BRANCH_DEF.format(w="(None, 0)")},
+     "import os\nos.environ['TE_STYLE_WINDOWS'] = '1'\nimport m\nm.run(1, 2, 3)\n", "safe",
+     exhaustive=False, why="both defs return (None, 0)")
+
+# 120. a window helper behind a decorator that puts another function in its place
+# (``functools.singledispatch`` with a ``register``ed overload): the flow read the decorated
+# body's return, and the sandbox ran the helper without the statement that registers the
+# overload -- a false "safe". The twin's decorator (``lru_cache``) returns what the body does
+_DISPATCH = (FA + "import functools\n\n\n@functools.{deco}\ndef window(mode):\n"
+             "    return (None, 0)\n\n\n{extra}"
+             "def run(q, k, v):\n"
+             "    return flash_attn_func(q, k, v, causal=True, window_size=window(1))\n")
+case("helper_replaced_by_its_decorator", {"m.py": _DISPATCH.format(
+    deco="singledispatch",
+    extra="@window.register\ndef _(mode: int):\n    return (-1, 0)\n\n\n")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="window(1) dispatches to the int overload: TE's (-1, 0)")
+case("helper_replaced_by_its_decorator/twin", {"m.py": _DISPATCH.format(
+    deco="lru_cache", extra="")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="the cache returns what window returns: (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
