@@ -370,6 +370,21 @@ class Analysis:
                     return False
         return True
 
+    def _splat_at(self, fn: Fn, ctx, e, apos):
+        """What ``**e`` at a call hands over. A local name is read with the bindings that
+        reach the call's line (``kw = {...}`` after ``def f(**kw)`` hides what callers put in
+        the parameter), and the changes the function makes to it (``name_values``)."""
+        s = self.solver
+        line = apos[0] if apos and isinstance(apos[0], int) else None
+        if isinstance(e, Name) and line and fn.ir is not None and e.id in fn.defs \
+                and e.id not in fn.globals and e.id not in fn.nonlocals \
+                and getattr(ctx, "fn", None) is fn:
+            entries = fn.defs[e.id]
+            rd = reaching_defs(fn, e.id, line)
+            if rd and len(rd) < len(entries):
+                return s.name_values(ctx, e.id, s._local(fn, e.id, ctx.static, rd))
+        return s.eval(ctx, e)
+
     def _call(self, fn: Fn, ctx, call, g, tte, fa, site_info):
         s = self.solver
         inputs = []       # (Site | None, facts, via, opaque_reason, param_of, splat expr | None)
@@ -398,7 +413,7 @@ class Analysis:
             elif kind == "**":
                 s.search_ok = True
                 try:
-                    splat = s.eval(ctx, e)
+                    splat = self._splat_at(fn, ctx, e, apos)
                 finally:
                     s.search_ok = False
                 for v, f in splat:

@@ -57,10 +57,12 @@ class Values:
             p = p.parent
         return own | self.global_value(fn.mod, name)
 
-    def _local(self, fn: Fn, name: str, static: bool) -> Vals:
+    def _local(self, fn: Fn, name: str, static: bool, entries=None) -> Vals:
+        """The values of local ``name``'s bindings: all of them (read flow-insensitively), or
+        ``entries`` (``reaching_defs`` at one line)."""
         out = set()
         ctx = _FnCtx(self, fn, static)
-        for kind, payload, guards in fn.defs[name]:
+        for kind, payload, guards in (fn.defs[name] if entries is None else entries):
             g = fn.guards(guards)
             if kind == "expr":
                 value, pos = payload
@@ -249,39 +251,7 @@ class Values:
             name = e.id
             if name in ("None", "True", "False"):
                 return frozenset({(Const({"None": None, "True": True, "False": False}[name]), EMPTY)})
-            vals = ctx.lookup(name)
-            if any(isinstance(v, (DictVal, ListVal)) for v, _ in vals):
-                vals = self._module_containers(vals)
-            if isinstance(ctx, _FnCtx) and not ctx.static and ctx.fn is not None \
-                    and ctx.fn.ir is not None and name in ctx.fn.defs \
-                    and any(isinstance(v, Opaque) and v.param_of == ctx.fn.key for v, _ in vals) \
-                    and (ctx.fn.sub_stores.get(name) or ctx.fn.updates.get(name)):
-                # a parameter dict from unseen callers: what this function writes into it
-                # still reaches wherever it goes
-                vals = vals | {(DictVal(("param", ctx.fn.key, name)), EMPTY)}
-            if isinstance(ctx, _FnCtx) and not ctx.static and ctx.fn is not None \
-                    and any(isinstance(v, (DictVal, ListVal)) for v, _ in vals):
-                ents, opq = self.local_mutations(ctx.fn, name)
-                ext = ctx.fn.list_ext.get(name, [])
-                esc_d, esc_l = container_escapes(ctx.fn, name) if ctx.fn.ir is not None \
-                    else ((), ())
-                if ents or opq or ext or esc_d or esc_l:
-                    out = set()
-                    for v, f in vals:
-                        if isinstance(v, DictVal) and (ents or opq or esc_d):
-                            v = DictVal(v.alloc, v.entries | ents, v.opaque | opq
-                                        | frozenset(esc_d))
-                        elif isinstance(v, ListVal) and esc_l:
-                            # changed where the flow does not look: no element is known
-                            v = ListVal(v.alloc, v.fn, v.elems + ((None, self.ref(
-                                UnknownWhy(reason=esc_l[0])), EMPTY),), v.base_len, False)
-                        elif isinstance(v, ListVal) and ext:
-                            more = tuple((None, self.ref(x.value if isinstance(x, Starred) else x), ctx.fn.guards(g))
-                                         for elts, g in ext for x in elts)
-                            v = ListVal(v.alloc, v.fn, v.elems + more, v.base_len, False)
-                        out.add((v, f))
-                    return frozenset(out)
-            return vals
+            return self.name_values(ctx, name, ctx.lookup(name))
         if t is Lit:
             return frozenset({(Const(e.value), EMPTY)})
         if t is Attr:
@@ -337,6 +307,42 @@ class Values:
         if t is not Unknown:
             raise TypeError(f"not an IR expression: {e!r}")   # a bare tuple: build the node
         return frozenset({(Opaque("expression"), EMPTY)})
+
+    def name_values(self, ctx, name: str, vals: Vals) -> Vals:
+        """What a read of ``name`` gives, from the values of its bindings ``vals``: module-level
+        containers and the changes a function makes to a dict or list it holds are added."""
+        if any(isinstance(v, (DictVal, ListVal)) for v, _ in vals):
+            vals = self._module_containers(vals)
+        if isinstance(ctx, _FnCtx) and not ctx.static and ctx.fn is not None \
+                and ctx.fn.ir is not None and name in ctx.fn.defs \
+                and any(isinstance(v, Opaque) and v.param_of == ctx.fn.key for v, _ in vals) \
+                and (ctx.fn.sub_stores.get(name) or ctx.fn.updates.get(name)):
+            # a parameter dict from unseen callers: what this function writes into it
+            # still reaches wherever it goes
+            vals = vals | {(DictVal(("param", ctx.fn.key, name)), EMPTY)}
+        if isinstance(ctx, _FnCtx) and not ctx.static and ctx.fn is not None \
+                and any(isinstance(v, (DictVal, ListVal)) for v, _ in vals):
+            ents, opq = self.local_mutations(ctx.fn, name)
+            ext = ctx.fn.list_ext.get(name, [])
+            esc_d, esc_l = container_escapes(ctx.fn, name) if ctx.fn.ir is not None \
+                else ((), ())
+            if ents or opq or ext or esc_d or esc_l:
+                out = set()
+                for v, f in vals:
+                    if isinstance(v, DictVal) and (ents or opq or esc_d):
+                        v = DictVal(v.alloc, v.entries | ents, v.opaque | opq
+                                    | frozenset(esc_d))
+                    elif isinstance(v, ListVal) and esc_l:
+                        # changed where the flow does not look: no element is known
+                        v = ListVal(v.alloc, v.fn, v.elems + ((None, self.ref(
+                            UnknownWhy(reason=esc_l[0])), EMPTY),), v.base_len, False)
+                    elif isinstance(v, ListVal) and ext:
+                        more = tuple((None, self.ref(x.value if isinstance(x, Starred) else x), ctx.fn.guards(g))
+                                     for elts, g in ext for x in elts)
+                        v = ListVal(v.alloc, v.fn, v.elems + more, v.base_len, False)
+                    out.add((v, f))
+                return frozenset(out)
+        return vals
 
     def elements(self, v: "ListVal", depth: int = 0) -> Vals:
         """What any element of the list or tuple ``v`` may be, at any index (elements that

@@ -2530,5 +2530,21 @@ case("helper_replaced_by_its_decorator/twin", {"m.py": _DISPATCH.format(
     deco="lru_cache", extra="")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="the cache returns what window returns: (None, 0)")
 
+# 121. a forwarder that rebuilds its ``**kw`` before the FA4 call, keeping only what it
+# allows: a name was read with all its bindings at once, so the callers' window still
+# reached FA4 through the parameter the new dict replaced -- a false "broken". The twin
+# forwards the parameter itself
+_REBUILT = ("from flash_attn.cute.interface import flash_attn_func as _fa4\n\n\n"
+            "def attend(q, k, v, **kw):\n{body}"
+            "    return _fa4(q, k, v, **kw)\n\n\n"
+            "def run(q, k, v):\n"
+            "    return attend(q, k, v, causal=True, window_size=(-1, 0))\n")
+case("kwargs_rebuilt_before_the_call", {"m.py": _REBUILT.format(
+    body="    kw = {'causal': kw.get('causal', False)}\n")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="the new dict drops the window: FA4's default")
+case("kwargs_rebuilt_before_the_call/twin", {"m.py": _REBUILT.format(
+    body="    kw.setdefault('causal', False)\n")},
+     "import m\nm.run(1, 2, 3)\n", "unsafe", why="the callers' TE (-1, 0) is forwarded")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
