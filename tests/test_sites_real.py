@@ -193,3 +193,30 @@ def test_cli_exit_codes(cli):
     """`fa4-audit sites --te 2.20.2` exits 1 (findings); 2.14 exits 0."""
     assert cli("sites", "--te", "2.20.2", "--quiet").code == 1
     assert cli("sites", "--te", "2.14.0", "--quiet").code == 0
+
+
+@pytest.mark.parametrize("variant", ["any-negative", "exactly-minus-one",
+                                     "left-only", "no-split-keys"])
+def test_seed_shaped_kwargs_fix(te, tmp_path, variant):
+    """Issue 9's done-when on TE 2.20.2: the seed PR's fix shape (a kwargs-dict normaliser per
+    entry point, applied inside ``no_torch_dynamo()(...)``, written in tests/fixtures/seedfix)
+    is safe with no flags in both spellings ("any negative", "exactly -1"); the copy that
+    normalises only the left bound and the copy that ignores window_size_left/right are
+    unsafe. Guards against the false alarm on the real fix and the false "safe" on its
+    sabotaged copies."""
+    from tests.fixtures import seedfix
+
+    tree = tmp_path / "te"
+    shutil.copytree(te("2.20.2"), tree)
+    seedfix.apply(tree, variant)
+    r = audit_tree(tree, package_dir="transformer_engine", use_cache=False)
+    want = "safe" if variant in seedfix.SAFE else "unsafe"
+    assert r.verdict == want, [f"{f.code} {f.path}:{f.line} {f.message}" for f in r.findings]
+    if want == "unsafe":
+        # the witness: the wrapper reported untrusted with its counterexample (FA4S004), or a
+        # call broken through it with the pair that breaks it
+        bad = [f for f in r.findings if f.code == "FA4S004" and f.level == "error"
+               and "broken" in f.message and "(-1" in f.message]
+        broken = [v for c in r.fa4_calls for v in c.verdicts
+                  if v.status == "broken" and "(-1" in (v.witness or "")]
+        assert bad or broken, "a sabotaged normaliser must be reported with its counterexample"
