@@ -41,7 +41,7 @@ from fa4_patch import names as N
 from analyzer.sites.bindings import fa_version_of_module
 from analyzer.sites.cache import write_atomic
 
-SUMMARY_VERSION = 23
+SUMMARY_VERSION = 24
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -817,6 +817,14 @@ def _loader_refs(s: FileSummary, tree: ast.Module, aliases: dict, consts: dict,
 
     for node in walk(tree):
         if not (isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load)):
+            continue
+        if isinstance(node, ast.Attribute) and node.attr in ("entry_points",
+                                                             "load_entry_point"):
+            # entry points read off anything (``distribution("pkg").entry_points``, a
+            # ``Distribution`` object): what they load is named by package metadata
+            add(node, node.attr, f"reads .{node.attr}, whose objects are imported by names "
+                                 "from installed package metadata: what they load is not "
+                                 "followed", False, "value")
             continue
         p = parent.get(node)
         if isinstance(p, ast.Attribute):

@@ -2546,5 +2546,20 @@ case("kwargs_rebuilt_before_the_call/twin", {"m.py": _REBUILT.format(
     body="    kw.setdefault('causal', False)\n")},
      "import m\nm.run(1, 2, 3)\n", "unsafe", why="the callers' TE (-1, 0) is forwarded")
 
+# 122. the plugin of 114 reached through a distribution object
+# (``distribution("pkg").entry_points``): only the module-level loaders were read. The twin
+# hands the plugin no window
+_DIST_PLUGIN = ("from importlib.metadata import distribution\n\n\ndef run(q, k, v):\n"
+                "    for ep in distribution('attention-kernels').entry_points:\n"
+                "        return ep.load()(q, k, v{kw})\n")
+case("entry_point_plugin_of_a_distribution", {"m.py": _DIST_PLUGIN.format(
+    kw=", causal=True, window_size=(-1, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False, oracle=False,
+     why="the plugin may be FA4 and gets TE's (-1, 0); no such distribution is installed "
+         "where the oracle runs")
+case("entry_point_plugin_of_a_distribution/twin", {"m.py": _DIST_PLUGIN.format(kw="")},
+     "import m\nm.run(1, 2, 3)\n", "no-fa4", oracle=False,
+     why="whatever the plugin is, no window reaches it")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
