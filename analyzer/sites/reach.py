@@ -41,7 +41,7 @@ from fa4_patch import names as N
 from analyzer.sites.bindings import fa_version_of_module
 from analyzer.sites.cache import write_atomic
 
-SUMMARY_VERSION = 24
+SUMMARY_VERSION = 25
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -1012,6 +1012,13 @@ def _torch_references(s: FileSummary, tree: ast.Module, import_aliases: dict) ->
             s.torch.append(TorchFA4(node.lineno, node.col_offset + 1,
                                     "activates a flash attention impl chosen at run time "
                                     f"({_TORCH_SWITCH} named by a string)"))
+            continue
+        if t is ast.Constant and isinstance(node.value, str) and node.value in _TORCH_OPS:
+            # ``getattr(torch.ops.aten, "_flash_attention_forward")``: the op named by a
+            # string, the calls made through it not read
+            s.torch.append(TorchFA4(node.lineno, node.col_offset + 1,
+                                    f"names torch's {node.value} by a string (the windows "
+                                    "calls through it pass are not read)"))
             continue
         if t is ast.Name and isinstance(node.ctx, ast.Load):
             name = import_aliases.get(node.id, node.id).rsplit(".", 1)[-1]

@@ -2561,5 +2561,21 @@ case("entry_point_plugin_of_a_distribution/twin", {"m.py": _DIST_PLUGIN.format(k
      "import m\nm.run(1, 2, 3)\n", "no-fa4", oracle=False,
      why="whatever the plugin is, no window reaches it")
 
+# 123. torch's FA4 route with the op fetched by a string (``getattr(torch.ops.aten,
+# "_flash_attention_forward")``): only the op's name as a name or an attribute was read, so
+# the tree was "no FA4 here". The twin fetches another op
+_TORCH_BY_NAME = ("import torch\nimport torch.nn.attention as attention\n\n"
+                  "attention.activate_flash_attention_impl('FA4')\n"
+                  "op = getattr(torch.ops.aten, '{op}')\n\n\n"
+                  "def attn(q, k, v):\n"
+                  "    return op(q, k, v, None, None, 1, 1, 0.0, True, False,\n"
+                  "              window_size_left=-1, window_size_right=0)\n")
+case("torch_op_fetched_by_name", {"model.py": _TORCH_BY_NAME.format(
+    op="_flash_attention_forward")}, "", "unknown", oracle=False,
+     why="with FA4 activated, torch's flash op gets TE's -1 through the fetched op")
+case("torch_op_fetched_by_name/twin", {"model.py": _TORCH_BY_NAME.format(
+    op="_efficient_attention_forward")}, "", "no-fa4", oracle=False,
+     why="the memory-efficient op is not FA4's route")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
