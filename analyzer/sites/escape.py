@@ -49,8 +49,8 @@ def _candidates(solver, mod, info, may_hold=None) -> set[str]:
         except RecursionError:
             vs = frozenset()
         if any((isinstance(v, FAFunc) and v.entry.version == "fa4") or _is_fa4_module(v)
-               for v, _ in vs):
-            out.add(name)
+               for v, _ in vs) or _list_holds_fa4(solver, None, (v for v, _ in vs)):
+            out.add(name)       # (a list of entry points too: ``from a import *`` binds one)
     tree = info.tree
     assigns = []
     by_name = {m.name: m for m in solver.mods.values()}

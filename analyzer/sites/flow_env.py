@@ -96,7 +96,7 @@ class ImportsEnv:
             return frozenset({(ModRef(tsub, True), EMPTY)})
         return frozenset({(ExtRef(full), EMPTY)})
 
-    def _top_imports(self, m: Mod) -> set:
+    def _top_imports(self, m: Mod) -> dict:
         """Every module ``m``'s top level may import (``import a.b``: ``a`` and ``a.b``;
         ``from a import b``: ``a`` and ``a.b``), branches and handlers included, each with
         the first line that imports it (None where the line is not known)."""

@@ -2577,5 +2577,22 @@ case("torch_op_fetched_by_name/twin", {"model.py": _TORCH_BY_NAME.format(
     op="_efficient_attention_forward")}, "", "no-fa4", oracle=False,
      why="the memory-efficient op is not FA4's route")
 
+# 124. the list of entry points of 111 bound by ``from registry import *``: names a star
+# import binds were read for entry points and modules only, not for lists that hold them.
+# The twin's list holds the tree's own function
+_STAR_LIST = {"registry.py": FA + "\n\ndef own(q, k, v, **kw):\n"
+                                  "    return flash_attn_func(q, k, v, causal=True, "
+                                  "window_size=(None, 0))\n\n\nKERNELS = [{f}]\n",
+              "model.py": "from registry import *  # noqa: F403\n\n\ndef run(q, k, v):\n"
+                          "    return KERNELS.pop()(q, k, v, causal=True, window_size=(-1, 0))"
+                          "  # noqa: F405\n"}
+case("fa4_list_from_a_star_import",
+     {p: s.format(f="flash_attn_func") for p, s in _STAR_LIST.items()},
+     "import model\nmodel.run(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="KERNELS.pop() is FA4: it gets TE's (-1, 0)")
+case("fa4_list_from_a_star_import/twin",
+     {p: s.format(f="own") for p, s in _STAR_LIST.items()},
+     "import model\nmodel.run(1, 2, 3)\n", "safe", why="the list holds own, which passes (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
