@@ -24,6 +24,26 @@ WINDOW_ENTRIES = ENTRY_POINTS + ("get_scheduler_metadata",)
 #: the function every release since b5 resolves (causal, window) with
 RESOLVER = "_resolve_causal_local_window"
 
+#: module-level names of ``flash_attn.cute.interface`` / ``flash_attn.cute`` whose source
+#: never mentions a window in any release b3 .. b36 (read from each release's files; the
+#: test ``tests/test_extract.py::test_window_free_names_are_measured`` reads them again):
+#: a tree may call or hand them on freely. Every other name of FA4 -- ``FlashAttnFunc`` and
+#: ``FlashAttnVarlenFunc`` (their ``apply`` hands the window straight to ``_flash_attn_fwd``),
+#: a name a later release adds, a name of another FA4 module -- may carry a window.
+WINDOW_FREE = frozenset({
+    "BIN_BATCH_SEARCH_THRESH", "BwdConfig", "FwdConfig", "S_PING_PONG_MIN_N_BLOCKS_PER_SPLIT",
+    "USE_BLOCKS_TO_BATCH", "_LEARNABLE_SINK_DTYPES", "_blocks_to_batch_size",
+    "_bwd_dsink_reduce", "_bwd_postprocess_convert", "_bwd_preprocess",
+    "_compile_bwd_postprocess", "_compile_bwd_preprocess", "_compile_fwd_combine",
+    "_compile_options", "_compile_sparse_mla_dk", "_compile_sparse_mla_dq_dqv",
+    "_compute_blocks_to_batch", "_compute_tile_cumsum", "_fit_sm90_fwd_tile_to_block_sparsity",
+    "_flash_attn_bwd_sparse_mla", "_flash_attn_fwd_combine", "_get_device_arch",
+    "_get_scheduler_metadata", "_mla_1cta_route", "_mla_fwd_plan", "_parse_arch_str",
+    "_sparse_mla_dk", "_sparse_mla_dq_dqv", "_tile_size_bwd_sm90", "_tile_size_fwd_sm90",
+    "_validate_gather_bwd_kwargs", "_validate_head_dims", "_validate_tensor",
+    "flash_attn_combine", "make_fake_bwd_tensors", "maybe_contiguous", "num_splits_heuristic",
+    "torch2cute_dtype_map"})
+
 #: positional index of each window parameter, every value seen across releases (b3-b8 / b9-b36)
 WINDOW_POSITIONS: dict[str, dict[str, tuple[int, ...]]] = {
     "flash_attn_func": {"window_size": (5, 7)},

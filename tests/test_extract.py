@@ -168,3 +168,38 @@ def test_window_rewritten_before_the_resolver_call_fails_closed():
     """Evaluating only the resolver would hide the entry point's own rewrite."""
     with pytest.raises(AuditError, match=r"reassigns \['window_size_left'\] before calling"):
         extract_fa4(FIX / "rewrites_before_call")
+
+
+def test_window_free_names_are_measured():
+    """``fa4_patch.names.WINDOW_FREE`` (names of FA4's interface a tree may call or hand on
+    without the pass judging a window) holds no name whose source mentions a window in any
+    release read here: the newest (fetched) and every release already in the cache. A name
+    wrongly listed would let ``FlashAttnFunc.apply(q, k, v, None, True, (-1, 0))``-style calls
+    pass unjudged (a false "safe")."""
+    import ast as _ast
+
+    from analyzer.sources import cached_versions, fetch_release
+    from fa4_patch.names import WINDOW_FREE
+
+    versions = sorted(set(cached_versions("fa4")) | {"4.0.0b36"})
+    carriers = set()
+    for v in versions:
+        root = fetch_release("fa4", v)
+        for mod in ("interface.py", "__init__.py"):
+            path = root / "flash_attn" / "cute" / mod
+            if not path.is_file():
+                continue
+            src = path.read_text()
+            for st in _ast.parse(src).body:
+                if isinstance(st, (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef)):
+                    names = [st.name]
+                elif isinstance(st, (_ast.Assign, _ast.AnnAssign)):
+                    targets = st.targets if isinstance(st, _ast.Assign) else [st.target]
+                    names = [n.id for t in targets for n in _ast.walk(t)
+                             if isinstance(n, _ast.Name)]
+                else:
+                    continue
+                if "window" in (_ast.get_source_segment(src, st) or ""):
+                    carriers.update(names)
+    assert {"FlashAttnFunc", "FlashAttnVarlenFunc", "_flash_attn_fwd"} <= carriers
+    assert not carriers & WINDOW_FREE, sorted(carriers & WINDOW_FREE)

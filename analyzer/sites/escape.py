@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import ast
 import re
+
+import fa4_patch.names as N
 from dataclasses import dataclass
 
 from analyzer.sites import bindings as B
 from analyzer.sites.astutil import (flat_statements, index as index_tree, indexed,
                                     in_function, parent as _parent_of, sub_bodies,
                                     walk)
-from analyzer.sites.flow import ExtRef, FAFunc, FuncRef, ListVal, ModRef
+from analyzer.sites.flow import FA4_OTHER, ExtRef, FAFunc, FuncRef, ListVal, ModRef, Opaque
 from analyzer.sites.ir import Attr, Call, Name, walk as walk_ir
 from analyzer.sites.reach import _resolve
 
@@ -273,6 +275,16 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
                         out.append(Escape(path, node.lineno, node.col_offset + 1,
                                           f"{what} {why}"))
                     continue
+                others = [v for v in vals if isinstance(v, Opaque)
+                          and v.reason.endswith(FA4_OTHER)
+                          and not _fa4_name_inert(v.reason.split(" ", 1)[0])]
+                if not raw and not mods and others:
+                    why = _fa4_other_use(sc, node)
+                    if why:
+                        out.append(Escape(path, node.lineno, node.col_offset + 1,
+                                          f"{node.id} ({others[0].reason.split(' ', 1)[0]}) "
+                                          f"{why}"))
+                    continue
                 if not raw and not mods and _list_holds_fa4(solver, judge, vals):
                     # a list or tuple that holds FA4: the flow reads it only by a constant
                     # index and splatted into a call; any other use hands FA4 out unseen
@@ -305,7 +317,8 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
                 if not raw and not mods:
                     continue
                 if mods and not raw:
-                    why = _module_use(sc, node, fn_of(qual), solver, call_at, path)
+                    why = _module_use(sc, node, fn_of(qual), solver, call_at, path,
+                                      tuple(v.name for v in mods))
                 else:
                     why = _use(sc, node, fn_of(qual), solver, call_at, path)
                 if why and in_wrapper and why.startswith("is stored in self."):
@@ -668,7 +681,8 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
             if any(_is_fa4_module(v) for v in mvals):
                 # FA4's module reached through its parent package (``import
                 # flash_attn.cute.interface``, then ``flash_attn.cute.interface.X = ...``)
-                why = _module_use(sc, mid, fn, solver, call_at, path)
+                why = _module_use(sc, mid, fn, solver, call_at, path,
+                                  tuple(v.name for v in mvals if _is_fa4_module(v)))
                 if why:
                     return why, f"{ast.unparse(mid)} (an FA4 module)"
         if not any(isinstance(v, ModRef) and (may_hold is None or may_hold(v.name))
@@ -783,6 +797,49 @@ def _list_use(sc, node, fn, solver, call_at, path) -> str:
         return "is iterated, which hands out its elements where the pass does not follow"
     return f"is used in a {type(p).__name__ if p is not None else 'statement'} the pass " \
         "does not follow"
+
+
+# names of any FA4 module that call nothing with a window: metadata, and the resolver (a pure
+# function of the window it is given)
+_FA4_INERT = frozenset({"__version__", "__name__", "__file__", "__doc__", "__all__", "__spec__",
+                        "__path__", "__package__", "__loader__", N.RESOLVER})
+
+
+def _fa4_name_inert(full: str) -> bool:
+    """``full`` (``flash_attn.cute.interface._validate_head_dims``) names something of FA4 no
+    window can go through: metadata, the resolver, or a name of FA4's interface measured
+    window-free on every release (``fa4_patch.names.WINDOW_FREE``)."""
+    mod, _, name = full.rpartition(".")
+    return name in _FA4_INERT or (mod in N.FA4_MODULES and name in N.WINDOW_FREE)
+
+
+def _call_may_carry_window(call: ast.Call) -> bool:
+    """A window keyword, a splat, or more positional arguments than the three tensors."""
+    return any(k.arg is None or "window" in k.arg for k in call.keywords) or \
+        any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > 3
+
+
+def _fa4_other_use(sc, node) -> str:
+    """An object of FA4 other than its four entry points (``FlashAttnFunc``, whose ``apply``
+    hands its window straight to ``_flash_attn_fwd``; a kernel class; a helper): a call
+    through it that can carry a window is not judged, and neither is one made after it is
+    handed on. "" for a call that carries none, a test, or an introspection."""
+    top, p = node, sc.parent(node)
+    while isinstance(p, ast.Attribute) and p.value is top:
+        top, p = p, sc.parent(p)
+    label = ast.unparse(top)
+    if isinstance(p, ast.Call) and p.func is top:
+        if _call_may_carry_window(p):
+            return (f"is called as {label}(...) with arguments that may carry a window; the "
+                    "pass judges FA4's four entry points only")
+        return ""
+    if isinstance(p, (ast.Compare, ast.If, ast.Expr, ast.UnaryOp, ast.Assert)):
+        return ""
+    if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and \
+            p.func.id in _INTROSPECTION:
+        return ""
+    return (f"is handed on as {label} where the pass does not follow it (a call through it "
+            "may carry a window to FA4)")
 
 
 def _keyword_use(sc, kw: ast.keyword, fn, solver) -> str:
@@ -1082,7 +1139,7 @@ def _returned_unfollowed(ret, stores=None, path: str = "") -> str:
     return ""
 
 
-def _module_use(sc, node, fn, solver, call_at, path) -> str:
+def _module_use(sc, node, fn, solver, call_at, path, names=()) -> str:
     """A name bound to an FA4 module: attribute reads of entry points are judged like the
     functions they give; other uses must not hand the module on."""
     p = sc.parent(node)
@@ -1094,6 +1151,8 @@ def _module_use(sc, node, fn, solver, call_at, path) -> str:
             return _use(sc, p, fn, solver, call_at, path)
         if p.attr in _NAMESPACE_ATTRS:
             return f"has its namespace read through .{p.attr}"
+        if not all(_fa4_name_inert(f"{m}.{p.attr}") for m in names or ("",)):
+            return _fa4_other_use(sc, p)
         return ""
     if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "getattr" \
             and p.args and p.args[0] is node:

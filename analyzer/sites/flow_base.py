@@ -83,6 +83,11 @@ class Const:
     value: object
 
 
+# the reason an FA4 name other than its four entry points is opaque (``FlashAttnFunc``, a
+# kernel class, a helper): ``escape`` reads what the tree does with such a name
+FA4_OTHER = "(not a window-taking entry point)"
+
+
 @dataclass(frozen=True)
 class Opaque:
     reason: str
@@ -898,6 +903,7 @@ __all__ = [
     'DictVal',
     'EMPTY',
     'ExtRef',
+    'FA4_OTHER',
     'FAFunc',
     'Fn',
     'FuncRef',

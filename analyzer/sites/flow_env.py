@@ -73,7 +73,7 @@ class ImportsEnv:
         if sub is not None:
             return frozenset({(ModRef(sub, False), EMPTY)})
         if B.fa_version_of_module(absmod):
-            return frozenset({(Opaque(f"{absmod}.{attr} (not a window-taking entry point)"), EMPTY)})
+            return frozenset({(Opaque(f"{absmod}.{attr} {FA4_OTHER}"), EMPTY)})
         tm = self.tree_module(absmod)
         if tm is not None:
             vals = self.module_attr(tm, attr)

@@ -2594,5 +2594,24 @@ case("fa4_list_from_a_star_import/twin",
      {p: s.format(f="own") for p, s in _STAR_LIST.items()},
      "import model\nmodel.run(1, 2, 3)\n", "safe", why="the list holds own, which passes (None, 0)")
 
+# 125. FA4's autograd Function called directly (``FlashAttnFunc.apply(q, k, v, scale, causal,
+# window_size)``): its forward hands the window straight to ``_flash_attn_fwd``, past the four
+# entry points the pass judges, and a name of FA4 other than them was taken as taking no
+# window -- the tree was "no FA4 here". The twin uses a helper of FA4 measured window-free on
+# every release (``_validate_head_dims``, handed on the way TE 2.20 does) and calls the
+# entry point with (None, 0)
+case("fa4_autograd_function_called_directly", {
+    "attn.py": "from flash_attn.cute.interface import FlashAttnFunc\n\n\n"
+               "def forward(q, k, v):\n"
+               "    return FlashAttnFunc.apply(q, k, v, None, True, (-1, 0))\n"},
+     "", "unknown", oracle=False,
+     why="FlashAttnFunc.forward passes TE's (-1, 0) to _flash_attn_fwd unresolved")
+case("fa4_autograd_function_called_directly/twin", {
+    "attn.py": "from flash_attn.cute.interface import _validate_head_dims, flash_attn_func\n\n"
+               "check_head_dims = _validate_head_dims\n\n\n"
+               "def forward(q, k, v):\n"
+               "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n"},
+     "", "safe", oracle=False, why="the helper takes no window; the call passes (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
