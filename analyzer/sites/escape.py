@@ -1147,8 +1147,13 @@ def _module_use(sc, node, fn, solver, call_at, path, names=()) -> str:
         if isinstance(p.ctx, (ast.Store, ast.Del)):
             return (f"has its attribute {p.attr} set or deleted (FA4's own code, its resolver "
                     "or an entry point, may change)")
-        if p.attr in B.FA4_ENTRIES or p.attr in ("interface", "cute"):
+        if p.attr in B.FA4_ENTRIES:
             return _use(sc, p, fn, solver, call_at, path)
+        if p.attr in ("interface", "cute"):
+            # FA4's submodule read off its package: what is read off it in turn decides
+            return _module_use(sc, p, fn, solver, call_at, path,
+                               tuple(f"{m}.{p.attr}" for m in names)
+                               or ("flash_attn.cute.interface",))
         if p.attr in _NAMESPACE_ATTRS:
             return f"has its namespace read through .{p.attr}"
         if not all(_fa4_name_inert(f"{m}.{p.attr}") for m in names or ("",)):
@@ -1157,9 +1162,12 @@ def _module_use(sc, node, fn, solver, call_at, path, names=()) -> str:
     if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "getattr" \
             and p.args and p.args[0] is node:
         if len(p.args) > 1 and isinstance(p.args[1], ast.Constant) and isinstance(p.args[1].value, str):
-            if p.args[1].value not in B.FA4_ENTRIES:
-                return ""
-            return "is read with getattr(...) (the entry point it gives is not followed)"
+            attr = p.args[1].value
+            if attr in B.FA4_ENTRIES:
+                return "is read with getattr(...) (the entry point it gives is not followed)"
+            if not all(_fa4_name_inert(f"{m}.{attr}") for m in names or ("",)):
+                return _fa4_other_use(sc, p)
+            return ""
         return "is read with getattr(...) by a computed name"
     if isinstance(p, (ast.Compare, ast.If, ast.Expr, ast.UnaryOp)):
         return ""

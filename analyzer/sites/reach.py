@@ -41,7 +41,7 @@ from fa4_patch import names as N
 from analyzer.sites.bindings import fa_version_of_module
 from analyzer.sites.cache import write_atomic
 
-SUMMARY_VERSION = 25
+SUMMARY_VERSION = 26
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -1468,8 +1468,13 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
         return tm is not None and tm in lazy and (tm in reaching or bool(exports.get(tm)))
 
     def origin_attr(mod: str, attr: str) -> bool:
+        # an entry point, a submodule, or any other name of FA4 that may carry a window
+        # (``FlashAttnFunc``, whose ``apply`` hands it to ``_flash_attn_fwd``): only the
+        # interface's names measured window-free, metadata and the resolver hold nothing
         return attr in N.WINDOW_ENTRIES or attr in ("interface", "cute") or \
-            (tree(f"{mod}.{attr}") is not None and is_origin(f"{mod}.{attr}"))
+            (tree(f"{mod}.{attr}") is not None and is_origin(f"{mod}.{attr}")) or \
+            not (attr.startswith("__") or attr == N.RESOLVER
+                 or (mod in N.FA4_MODULES and attr in N.WINDOW_FREE))
 
     def chain_fa4(mod: str, chain: tuple) -> bool:
         cur = mod

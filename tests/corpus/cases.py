@@ -2613,5 +2613,20 @@ case("fa4_autograd_function_called_directly/twin", {
                "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))\n"},
      "", "safe", oracle=False, why="the helper takes no window; the call passes (None, 0)")
 
+# 126. the autograd Function of 125 re-exported by a package and used from a sibling that
+# never spells flash_attn: the import graph took only the entry points for FA4, so the sibling
+# was never read. The twin re-exports a window-free helper
+_REEXPORT_OTHER = {
+    "kernels/__init__.py": "from flash_attn.cute.interface import {name}  # noqa: F401\n",
+    "model.py": "from kernels import {name}\n\n\ndef forward(q, k, v):\n    return {use}\n"}
+case("fa4_autograd_function_reexported", {p: s.format(
+    name="FlashAttnFunc", use="FlashAttnFunc.apply(q, k, v, None, True, (-1, 0))")
+    for p, s in _REEXPORT_OTHER.items()}, "", "unknown", oracle=False,
+     why="FlashAttnFunc.forward passes TE's (-1, 0) to _flash_attn_fwd unresolved")
+case("fa4_autograd_function_reexported/twin", {p: s.format(
+    name="_validate_head_dims", use="_validate_head_dims(q, k, v, 8)")
+    for p, s in _REEXPORT_OTHER.items()}, "", "no-fa4", oracle=False,
+     why="the helper takes no window")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
