@@ -44,6 +44,18 @@ WINDOW_FREE = frozenset({
     "flash_attn_combine", "make_fake_bwd_tensors", "maybe_contiguous", "num_splits_heuristic",
     "torch2cute_dtype_map"})
 
+#: metadata every module has: nothing is called through it
+METADATA = frozenset({"__version__", "__name__", "__file__", "__doc__", "__all__", "__spec__",
+                      "__path__", "__package__", "__loader__"})
+
+
+def window_free(module: str, name: str) -> bool:
+    """``module.name`` is something of FA4 no window goes through: metadata, the resolver (a
+    pure function of the window it is given), or a name of FA4's interface in
+    ``WINDOW_FREE``. One rule for the import graph and the escape check."""
+    return name in METADATA or name == RESOLVER or \
+        (module in FA4_MODULES and name in WINDOW_FREE)
+
 #: positional index of each window parameter, every value seen across releases (b3-b8 / b9-b36)
 WINDOW_POSITIONS: dict[str, dict[str, tuple[int, ...]]] = {
     "flash_attn_func": {"window_size": (5, 7)},

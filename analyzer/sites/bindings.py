@@ -56,6 +56,21 @@ def _extra_fa4(module: str) -> bool:
     return any(module == m or module.startswith(m + ".") for m in EXTRA_FA4)
 
 
+def by_short_name(module: str, origins) -> str | None:
+    """The origin (a vendored or declared FA4 copy) that ``module`` names by a shorter path --
+    a folder above the copy put on ``sys.path`` (``third_party/fa`` for
+    ``third_party.fa.interface``, then ``import interface`` or ``interface.sub``) -- with the
+    rest of ``module`` appended; None when it names none. The longest leading part that
+    matches wins; among several origins, the first in sorted order."""
+    parts = module.split(".")
+    for i in range(len(parts), 0, -1):
+        head = ".".join(parts[:i])
+        for full in sorted(origins):
+            if full.endswith("." + head):
+                return full + module[len(head):]
+    return None
+
+
 def fa_version_of_module(module: str) -> str | None:
     """fa2/fa3/fa4 when ``module`` is (a sub-module of) a FlashAttention package."""
     if module in FA4_MODULES or module.startswith("flash_attn.cute.") or _extra_fa4(module):

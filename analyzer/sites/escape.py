@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import ast
 import re
-
-import fa4_patch.names as N
 from dataclasses import dataclass
 
+import fa4_patch.names as N
 from analyzer.sites import bindings as B
 from analyzer.sites.astutil import (flat_statements, index as index_tree, indexed,
                                     in_function, parent as _parent_of, sub_bodies,
                                     walk)
-from analyzer.sites.flow import FA4_OTHER, ExtRef, FAFunc, FuncRef, ListVal, ModRef, Opaque
+from analyzer.sites.flow import ExtRef, FAFunc, FuncRef, ListVal, ModRef, Opaque
 from analyzer.sites.ir import Attr, Call, Name, walk as walk_ir
 from analyzer.sites.reach import _resolve
 
@@ -275,15 +274,13 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
                         out.append(Escape(path, node.lineno, node.col_offset + 1,
                                           f"{what} {why}"))
                     continue
-                others = [v for v in vals if isinstance(v, Opaque)
-                          and v.reason.endswith(FA4_OTHER)
-                          and not _fa4_name_inert(v.reason.split(" ", 1)[0])]
+                others = [v for v in vals if isinstance(v, Opaque) and v.fa4_name
+                          and not N.window_free(*v.fa4_name.rsplit(".", 1))]
                 if not raw and not mods and others:
                     why = _fa4_other_use(sc, node)
                     if why:
                         out.append(Escape(path, node.lineno, node.col_offset + 1,
-                                          f"{node.id} ({others[0].reason.split(' ', 1)[0]}) "
-                                          f"{why}"))
+                                          f"{node.id} ({others[0].fa4_name}) {why}"))
                     continue
                 if not raw and not mods and _list_holds_fa4(solver, judge, vals):
                     # a list or tuple that holds FA4: the flow reads it only by a constant
@@ -799,20 +796,6 @@ def _list_use(sc, node, fn, solver, call_at, path) -> str:
         "does not follow"
 
 
-# names of any FA4 module that call nothing with a window: metadata, and the resolver (a pure
-# function of the window it is given)
-_FA4_INERT = frozenset({"__version__", "__name__", "__file__", "__doc__", "__all__", "__spec__",
-                        "__path__", "__package__", "__loader__", N.RESOLVER})
-
-
-def _fa4_name_inert(full: str) -> bool:
-    """``full`` (``flash_attn.cute.interface._validate_head_dims``) names something of FA4 no
-    window can go through: metadata, the resolver, or a name of FA4's interface measured
-    window-free on every release (``fa4_patch.names.WINDOW_FREE``)."""
-    mod, _, name = full.rpartition(".")
-    return name in _FA4_INERT or (mod in N.FA4_MODULES and name in N.WINDOW_FREE)
-
-
 def _call_may_carry_window(call: ast.Call) -> bool:
     """A window keyword, a splat, or more positional arguments than the three tensors."""
     return any(k.arg is None or "window" in k.arg for k in call.keywords) or \
@@ -1156,7 +1139,7 @@ def _module_use(sc, node, fn, solver, call_at, path, names=()) -> str:
                                or ("flash_attn.cute.interface",))
         if p.attr in _NAMESPACE_ATTRS:
             return f"has its namespace read through .{p.attr}"
-        if not all(_fa4_name_inert(f"{m}.{p.attr}") for m in names or ("",)):
+        if not all(N.window_free(m, p.attr) for m in names or ("",)):
             return _fa4_other_use(sc, p)
         return ""
     if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "getattr" \
@@ -1165,7 +1148,7 @@ def _module_use(sc, node, fn, solver, call_at, path, names=()) -> str:
             attr = p.args[1].value
             if attr in B.FA4_ENTRIES:
                 return "is read with getattr(...) (the entry point it gives is not followed)"
-            if not all(_fa4_name_inert(f"{m}.{attr}") for m in names or ("",)):
+            if not all(N.window_free(m, attr) for m in names or ("",)):
                 return _fa4_other_use(sc, p)
             return ""
         return "is read with getattr(...) by a computed name"

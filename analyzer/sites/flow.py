@@ -65,6 +65,10 @@ class Solver(ImportsEnv, CallEdges, Values):
         self.truncated: list[str] = []
         self.envs: dict[str, dict] = {}
         self.env_inprog: set[str] = set()
+        # (path, name) -> [(line, value)]: what a module-level binding replaced while the
+        # module's environment was built (``ImportsEnv.replaced_values``); built with ``envs``
+        self.replaced: dict[tuple, list] = {}
+        self.elements_busy: set[int] = set()     # list elements being evaluated (``_element``)
         self.binding_records: dict[tuple, dict] = {}
         self.records: dict[str, dict] = {}
         self.wrap_arg_uses: dict[tuple, int] = {}
@@ -88,6 +92,7 @@ class Solver(ImportsEnv, CallEdges, Values):
             self.memo = {}
             self.cycle_reads = {}
             self.envs = {}
+            self.replaced = {}
         return stale
 
 

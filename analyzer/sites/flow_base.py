@@ -83,15 +83,13 @@ class Const:
     value: object
 
 
-# the reason an FA4 name other than its four entry points is opaque (``FlashAttnFunc``, a
-# kernel class, a helper): ``escape`` reads what the tree does with such a name
-FA4_OTHER = "(not a window-taking entry point)"
-
-
 @dataclass(frozen=True)
 class Opaque:
     reason: str
     param_of: tuple | None = None   # set when the unknown comes from a parameter of this function
+    # set to the dotted name when the value is a name of FA4 other than its four entry points
+    # (``FlashAttnFunc``, a kernel class, a helper): ``escape`` reads what the tree does with it
+    fa4_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -265,7 +263,8 @@ class Mod:
         self.name = name
         self.is_pkg = is_pkg
         self.ir = ir
-        self.functions: dict[str, Fn] = {}
+        self.functions: dict[str, Fn] = {}     # qualname -> the last def of that name
+        self.by_ir: dict[int, Fn] = {}          # id(FuncIR) -> its Fn (every def)
         self.classes: dict[str, Cls] = {}
         self.top = Fn(self, None, "<module>", None, None)
         self.all_fns: list[Fn] = [self.top]
@@ -477,7 +476,7 @@ def build_module(mod: Mod) -> None:
             n = sum(1 for x in mod.all_fns if x.qualname == f.qualname)
             earlier.key = (mod.path, f"{f.qualname}#{n}")
         mod.functions[f.qualname] = child
-        mod.__dict__.setdefault("by_ir", {})[id(f)] = child
+        mod.by_ir[id(f)] = child
         mod.all_fns.append(child)
         walk(child, f.body, (), False, False, False)
         return child
@@ -903,7 +902,6 @@ __all__ = [
     'DictVal',
     'EMPTY',
     'ExtRef',
-    'FA4_OTHER',
     'FAFunc',
     'Fn',
     'FuncRef',

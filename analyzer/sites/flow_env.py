@@ -14,16 +14,6 @@ from analyzer.sites.ir import (UNKNOWN, Assign, AugAssign, Block, Call, ClassDef
 from analyzer.sites.flow_base import _is
 
 
-def _vendored_by_short_name(module: str) -> str | None:
-    """A vendored FA4 copy of the tree named by a shorter path (a folder above it put on
-    ``sys.path``): ``interface`` or ``fa.interface`` for ``third_party.fa.interface``. Only
-    copies recognised as FA4 (``bindings.EXTRA_FA4``) are matched: the import then binds FA4."""
-    for full in sorted(B.EXTRA_FA4):
-        if full.endswith("." + module):
-            return full
-    return None
-
-
 class ImportsEnv:
 
     # -- modules -----------------------------------------------------------------------
@@ -33,8 +23,9 @@ class ImportsEnv:
                 return module
             from analyzer.sites.reach import under_importer_root
 
+            # a vendored FA4 copy named by a shorter path (its folder put on ``sys.path``)
             return under_importer_root(mod.name, module, self.modnames) \
-                or _vendored_by_short_name(module) or module
+                or B.by_short_name(module, B.EXTRA_FA4) or module
         base = mod.name.split(".") if mod.is_pkg else mod.name.split(".")[:-1]
         if level > 1:
             base = base[: len(base) - (level - 1)] if level - 1 <= len(base) else []
@@ -73,7 +64,8 @@ class ImportsEnv:
         if sub is not None:
             return frozenset({(ModRef(sub, False), EMPTY)})
         if B.fa_version_of_module(absmod):
-            return frozenset({(Opaque(f"{absmod}.{attr} {FA4_OTHER}"), EMPTY)})
+            return frozenset({(Opaque(f"{absmod}.{attr} (not a window-taking entry point)",
+                                      fa4_name=f"{absmod}.{attr}"), EMPTY)})
         tm = self.tree_module(absmod)
         if tm is not None:
             vals = self.module_attr(tm, attr)
@@ -321,7 +313,7 @@ class ImportsEnv:
                 env = self._run(m, st.body, env)
             elif t is FuncDef:
                 f = st.func
-                fn = m.__dict__.get("by_ir", {}).get(id(f)) or m.functions.get(f.qualname)
+                fn = m.by_ir.get(id(f)) or m.functions.get(f.qualname)
                 env[f.name] = frozenset({(FuncRef(fn.key), EMPTY)})
             elif t is ClassDef:
                 c = st.cls
@@ -395,14 +387,14 @@ class ImportsEnv:
         a binding with no line counts as after)."""
         self.env(m)
         out = set()
-        for at, raw in self.__dict__.get("_replaced", {}).get((m.path, name), ()):
+        for at, raw in self.replaced.get((m.path, name), ()):
             if line is None or at is None or at >= line:
                 out |= self.force(raw)
         return frozenset(out)
 
     def _replace(self, m: Mod, name: str, raw, pos) -> None:
         at = pos[0] if pos and isinstance(pos[0], int) else None
-        self.__dict__.setdefault("_replaced", {}).setdefault((m.path, name), []).append((at, raw))
+        self.replaced.setdefault((m.path, name), []).append((at, raw))
 
     def global_value(self, m: Mod, name: str) -> Vals:
         env = self.env(m)

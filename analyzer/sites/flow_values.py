@@ -283,20 +283,10 @@ class Values:
             for v, f in self.eval(ctx, e.base):
                 if isinstance(v, ListVal) and type(idx) is Lit and isinstance(idx.value, int) \
                         and v.exact:
-                    busy = self.__dict__.setdefault("_elem_inprog", set())
                     for i, eid, ef in v.elems:
                         if i == idx.value:
-                            if eid in busy:
-                                # the element reads its own list (``w = (w[0] ..., ...)`` with
-                                # every reaching binding of ``w``): unknown, not a loop forever
-                                out.add((Opaque(f"{expr_label(e)} (refers to itself)"), f))
-                                continue
                             ectx = _FnCtx(self, self.fns[v.fn], ctx.static) if v.fn in self.fns and self.fns[v.fn].ir is not None else ctx
-                            busy.add(eid)
-                            try:
-                                out |= {(w, g | f) for w, g in self.eval(ectx, self.exprs[eid])}
-                            finally:
-                                busy.discard(eid)
+                            out |= {(w, g | f) for w, g in self._element(ectx, eid)}
                 else:
                     out.add((Opaque(f"{expr_label(e)}"), f))
             return frozenset(out)
@@ -353,21 +343,24 @@ class Values:
             return frozenset({(Opaque("a list built where the flow does not look"), EMPTY)})
         ctx = fn_context(self, fn) if fn.ir is not None else _EverCtx(self, fn.mod)
         out = set()
-        busy = self.__dict__.setdefault("_elem_inprog", set())
         for _i, eid, _f in v.elems:
-            if eid in busy:
-                out.add((Opaque("an element that refers to its own list"), EMPTY))
-                continue
-            busy.add(eid)
-            try:
-                vals = self.eval(ctx, self.exprs[eid])
-            finally:
-                busy.discard(eid)
-            for w, g in vals:
+            for w, g in self._element(ctx, eid):
                 out.add((w, g))
                 if isinstance(w, ListVal) and depth < 4:
                     out |= self.elements(w, depth + 1)
         return frozenset(out)
+
+    def _element(self, ctx, eid: int) -> Vals:
+        """One element expression of a list, evaluated where ``ctx`` says. An element read
+        again while it is being evaluated reads its own list (``w = (w[0] ..., ...)`` with
+        every reaching binding of ``w``): unknown there, not a loop forever."""
+        if eid in self.elements_busy:
+            return frozenset({(Opaque("an element that refers to its own list"), EMPTY)})
+        self.elements_busy.add(eid)
+        try:
+            return self.eval(ctx, self.exprs[eid])
+        finally:
+            self.elements_busy.discard(eid)
 
     def self_attr(self, fn: Fn, attr: str, static: bool) -> Vals:
         """``self.x`` / ``ctx.x``: every ``<first param>.x = ...`` in the class's methods (the
@@ -585,4 +578,3 @@ def _matters(v) -> bool:
     if isinstance(v, Const):
         return v.value is None or type(v.value) in (int, float, tuple)
     return isinstance(v, (FAFunc, FuncRef, ClassRef, ModRef, DictVal, ListVal))
-

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Iterable
 
 from fa4_patch import names as N
-from analyzer.sites.bindings import fa_version_of_module
+from analyzer.sites.bindings import by_short_name, fa_version_of_module
 from analyzer.sites.cache import write_atomic
 
 SUMMARY_VERSION = 26
@@ -1391,22 +1391,16 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
     vendored = tuple(sorted(m for m, s in sums.items() if s.vendored_fa4))
     origins = tuple(sorted(set(N.FA4_MODULES) | set(vendored) | set(declared)))
 
-    # the shorter names a vendored (or declared) copy of the tree can be imported by when a
-    # folder above it is put on ``sys.path`` (``sys.path.insert(0, "third_party/fa")``, then
-    # ``from interface import flash_attn_func``)
-    short = set()
-    for o in origins:
-        if o in index.modules:
-            parts = o.split(".")
-            short.update(".".join(parts[i:]) for i in range(1, len(parts)))
+    # a vendored (or declared) copy is also imported by a shorter name when a folder above it
+    # is put on ``sys.path`` (``sys.path.insert(0, "third_party/fa")``, then ``from interface
+    # import flash_attn_func``): ``bindings.by_short_name``, the flow's rule too
+    copies = tuple(sorted(set(vendored) | set(declared)))
 
     def is_origin(m: str) -> bool:
         if any(m == o or m.startswith(o + ".") for o in origins):
             return True
-        if not short or m in index.modules:
-            return False
-        parts = m.split(".")
-        return any(".".join(parts[:i]) in short for i in range(1, len(parts) + 1))
+        return bool(copies) and m not in index.modules and \
+            by_short_name(m, copies) is not None
 
     # which module-level names may hold an FA4 entry point (or an FA4 module object): a
     # fixpoint over the modules that reach FA4 (only they can export it), re-exports followed
@@ -1469,12 +1463,11 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
 
     def origin_attr(mod: str, attr: str) -> bool:
         # an entry point, a submodule, or any other name of FA4 that may carry a window
-        # (``FlashAttnFunc``, whose ``apply`` hands it to ``_flash_attn_fwd``): only the
-        # interface's names measured window-free, metadata and the resolver hold nothing
+        # (``FlashAttnFunc``, whose ``apply`` hands it to ``_flash_attn_fwd``): only what
+        # ``names.window_free`` lists holds nothing
         return attr in N.WINDOW_ENTRIES or attr in ("interface", "cute") or \
             (tree(f"{mod}.{attr}") is not None and is_origin(f"{mod}.{attr}")) or \
-            not (attr.startswith("__") or attr == N.RESOLVER
-                 or (mod in N.FA4_MODULES and attr in N.WINDOW_FREE))
+            not N.window_free(mod, attr)
 
     def chain_fa4(mod: str, chain: tuple) -> bool:
         cur = mod
