@@ -254,12 +254,30 @@ def index_versions(package: str, *, fresh: bool = False) -> list[str]:
     raise AuditError(f"cannot list {pkg.dist} releases: {why}; the cache has none either")
 
 
+def _release_eq(a: str, b: str) -> bool:
+    """PEP 440 equality of two plain versions, up to trailing zero release segments
+    (``2.14`` == ``2.14.0``; ``4.0.0b30`` == ``4.0b30``)."""
+    def norm(v: str):
+        m = re.match(r"v?(\d+(?:\.\d+)*)(.*)$", v.strip().lower())
+        if not m:
+            return v
+        rel = [int(x) for x in m.group(1).split(".")]
+        while len(rel) > 1 and rel[-1] == 0:
+            rel.pop()
+        return tuple(rel), m.group(2)
+    return a == b or norm(a) == norm(b)
+
+
 def fetch_release(package: str, version: str) -> Path:
     """The unpacked release in the cache, downloading it first if needed. Returns its root."""
     pkg = PACKAGES[package]
     dest = _release_dir(pkg, version)
     if (dest / ".complete").is_file():
         return _unpacked_root(dest)
+    # the same release spelled another way (``2.14`` is ``2.14.0``, PEP 440) already cached
+    same = [v for v in cached_versions(package) if _release_eq(v, version)]
+    if same:
+        return _unpacked_root(_release_dir(pkg, same[0]))
     if offline():
         raise AuditError(f"{pkg.dist}=={version} is not in the cache ({dest}) and FA4_AUDIT_OFFLINE is set")
     dest.parent.mkdir(parents=True, exist_ok=True)

@@ -109,3 +109,19 @@ def test_symlink_loop_does_not_trap_the_walk(tmp_path):
 def test_version_key_orders_prereleases():
     vs = ["4.0.0b9", "4.0.0b10", "4.0.0b3", "4.0.0", "4.0.0rc1"]
     assert sorted(vs, key=sources.version_key) == ["4.0.0b3", "4.0.0b9", "4.0.0b10", "4.0.0rc1", "4.0.0"]
+
+
+def test_release_spelled_with_fewer_zeros_is_served_from_the_cache(isolated_cache, monkeypatch):
+    """Guards: offline ``--te 2.14`` failing with "not in the cache" while ``2.14.0`` (the same
+    release under PEP 440) is cached -- and a different release being served for it."""
+    pkg = sources.PACKAGES["te"]
+    root = sources._release_dir(pkg, "2.14.0")
+    (root / "transformer_engine").mkdir(parents=True)
+    (root / "transformer_engine" / "__init__.py").write_text("")
+    (root / ".complete").write_text('{"root": "."}')
+    monkeypatch.setenv("FA4_AUDIT_OFFLINE", "1")
+    assert sources.fetch_release("te", "2.14") == sources.fetch_release("te", "2.14.0")
+    with pytest.raises(AuditError, match="not in the cache"):
+        sources.fetch_release("te", "2.14.1")
+    assert sources._release_eq("4.0.0b30", "4.0b30")
+    assert not sources._release_eq("4.0.0b30", "4.0.0b3")

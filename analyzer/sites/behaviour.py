@@ -231,6 +231,38 @@ class ExtractedModule:
     real_name: str = ""
 
 
+# families of call forms a call may use: every keyword form, every positional form, and the
+# keyword forms whose ``window_size`` is a tuple or a list (a call passing a tuple literal
+# takes no list form: a wrapper that normalises tuples only is right for it). A form without
+# a ``window_size`` container (``window_size_left=``) is in both container families
+KEYWORD_TUPLE, KEYWORD_LIST = "keyword (tuple)", "keyword (list)"
+FAMILIES = ("keyword", "positional", KEYWORD_TUPLE, KEYWORD_LIST)
+
+
+def merged_forms(forms) -> frozenset:
+    """The families a set of call forms comes to: a narrower keyword family is dropped beside
+    the whole keyword family, and both container families make the whole one."""
+    out = set(forms)
+    if {KEYWORD_TUPLE, KEYWORD_LIST} <= out:
+        out.add("keyword")
+    if "keyword" in out:
+        out -= {KEYWORD_TUPLE, KEYWORD_LIST}
+    return frozenset(out)
+
+
+def in_family(form: str, family: str | None) -> bool:
+    """Is the sandbox's call form named ``form`` one of ``family`` (None: every form)?"""
+    if family is None:
+        return True
+    if form.startswith("positional"):
+        return family == "positional"
+    if family == KEYWORD_TUPLE:
+        return "window_size=[L, R]" not in form
+    if family == KEYWORD_LIST:
+        return "window_size=(L, R)" not in form
+    return family == "keyword"
+
+
 @dataclass(frozen=True)
 class ChainResult:
     status: str                   # proved | broken | unknown
@@ -239,13 +271,13 @@ class ChainResult:
     per_release: tuple = ()       # ((release, status, witness), ...)
     # (L, R, causal) -> ((form, received (L, R, causal) or None, error or ""), ...)
     table: dict = field(default_factory=dict, compare=False, hash=False)
-    # "keyword" / "positional" -> the same judgement restricted to that family of call forms
+    # a name of ``FAMILIES`` -> the same judgement restricted to that family of call forms
     families: dict = field(default_factory=dict, compare=False, hash=False)
     alters: bool = False          # FA4 received a window other than the one passed, somewhere
 
     def for_forms(self, forms) -> "ChainResult":
         """The judgement over only the call forms a call uses (all when ``forms`` is empty)."""
-        fams = sorted(set(forms) & set(self.families))
+        fams = sorted(merged_forms(forms) & set(self.families))
         if not forms or len(fams) != 1:
             return self
         return self.families[fams[0]]
@@ -625,7 +657,7 @@ class Runner:
                     again.append((i, key, consts | seen))
                     continue
                 full = self._judge_chain(key[0], key[1], ans)
-                for fam in ("keyword", "positional"):
+                for fam in FAMILIES:
                     full.families[fam] = self._judge_chain(key[0], key[1], ans, fam)
                 out[i] = self._chain_cache[key] = full
             todo = again
@@ -655,7 +687,7 @@ class Runner:
             return ChainResult("unknown", f"{labels}: {ans['error']}")
         flags = ans.get("flags", [])
         results = [r for r in ans.get("results", [])
-                   if family is None or r["form"].startswith("positional") == (family == "positional")]
+                   if in_family(r["form"], family)]
         # counterexamples read best with plain ints (what frameworks pass) before None
         results.sort(key=lambda r: (r["L"] is None, r["R"] is None))
         per = []

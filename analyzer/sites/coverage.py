@@ -6,7 +6,8 @@ from __future__ import annotations
 import ast
 
 from analyzer.sites.bindings import WINDOW_KEYS, _extra_fa4
-from analyzer.sites.ir import Attr, Call, Either, Lit, Name, Starred, Subscript, TupleExpr
+from analyzer.sites.ir import (Attr, Call, Either, ListExpr, Lit, Name, Starred, Subscript,
+                              TupleExpr)
 from analyzer.sites.flow import (Const, DictVal, FAFunc, Fn, ListVal, Opaque, Site, Solver,
                                  _FnCtx, consistent, expr_label, first_param_untrusted,
                                  fn_context, is_static_method, reaching_defs)
@@ -150,6 +151,42 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
             # comparisons lie): outside the ints and None every wrapper is proved on
             return {("unk", f"{expr_label(expr)} is {made}", None, expr_label(expr))}
     return {("unk", expr_label(expr), None)}
+
+
+def window_containers(solver: Solver, fnkey, expr, line: int | None = None, depth: int = 0,
+                      seen=None) -> frozenset:
+    """What a ``window_size`` value can be built as: "tuple", "list" or "other" (anything the
+    flow does not see built: a parameter, a call's result, an attribute). A wrapper may treat
+    a tuple and a list apart (``isinstance(w, tuple)``), so a call is judged in the forms its
+    containers allow; "other" allows both."""
+    seen = set() if seen is None else seen
+    if depth > 10:
+        return frozenset({"other"})
+    if isinstance(expr, TupleExpr):
+        return frozenset({"tuple"})
+    if isinstance(expr, ListExpr):
+        return frozenset({"list"})
+    if isinstance(expr, Either):
+        return (window_containers(solver, fnkey, expr.a, line, depth + 1, seen)
+                | window_containers(solver, fnkey, expr.b, line, depth + 1, seen))
+    if isinstance(expr, (Lit, Name)) and (not isinstance(expr, Name) or expr.id == "None"):
+        return frozenset()          # None (or a constant, judged as a pair elsewhere): no form
+    fn = solver.fns.get(fnkey)
+    if isinstance(expr, Name) and fn is not None and fn.ir is not None:
+        name = expr.id
+        if (fnkey, name, line) in seen:
+            return frozenset()
+        seen.add((fnkey, name, line))
+        if name not in fn.defs or name in fn.globals:
+            return frozenset({"other"})
+        out: set = set()
+        for kind, payload, _ in reaching_defs(fn, name, line):
+            if kind != "expr":
+                return frozenset({"other"})       # a parameter, a loop target, an import
+            at = payload[1][0] if payload[1] and isinstance(payload[1][0], int) else None
+            out |= window_containers(solver, fnkey, payload[0], at, depth + 1, seen)
+        return frozenset(out)
+    return frozenset({"other"})
 
 
 def _dict_entry_values(solver: Solver, fn, expr, side, depth: int, seen: set) -> set | None:

@@ -26,6 +26,10 @@ class CallEdges:
                 for call, guards, tte in f.calls:
                     for target, shift in self.static_callees(f, call):
                         self._callers.setdefault(target, []).append((f, call, f.guards(guards), tte, shift))
+        if self.decorator_hides(fn):
+            # the tree's calls reach the decorator's product, not this body: what it hands the
+            # body is not what they pass (its parameters keep their outside values)
+            return []
         return self._callers.get(fn.key, [])
 
     def static_callees(self, fn: Fn, call) -> list:

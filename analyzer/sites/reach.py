@@ -31,6 +31,7 @@ import re
 from collections import OrderedDict
 
 from analyzer.sites.astutil import flat_statements, sub_bodies, walk
+from analyzer.sites.flow_base import RETURN_KEEPING
 from analyzer.sites.parse import _modname as modname
 from analyzer.sites import astutil
 from dataclasses import dataclass, field
@@ -1142,13 +1143,19 @@ def _window_dicts(fn) -> set[str]:
 
 
 def _blind_calls(tree: ast.Module, source: str, lazy=frozenset(), modname: str = "",
-                 is_pkg: bool = False) -> list[tuple]:
+                 is_pkg: bool = False, binds: "TopBindings | None" = None) -> list[tuple]:
     """Calls carrying a window (a window keyword, or a ``**`` splat of a dict the function puts
     a window key in) whose callee is rooted at neither an import, a module-level def/class nor
     a builtin: a parameter, a local, an object's attribute, a computed lookup -- or is read off
     a call's result or a subscript (``load().f``, ``getattr(m, name)``, ``ns["f"]``), whatever
-    the root. Returns (line, col, callee text) for each."""
+    the root. With ``binds``, a callee read through the tree's own module-level names and
+    imports counts as rooted only where those bindings make it a def or class of the tree (or
+    a name from outside it): a name another module assigned (``from a import FN`` where ``a``
+    does ``FN = load()``) is not. Returns (line, col, callee text) for each."""
     import builtins
+
+    def absolute(module, level):
+        return _absolute_from(modname, is_pkg, module or "", level)
 
     out: list[tuple] = []
     top = set()
@@ -1161,6 +1168,8 @@ def _blind_calls(tree: ast.Module, source: str, lazy=frozenset(), modname: str =
             if base in lazy:
                 continue        # what a PEP 562 __getattr__ returns: computed, not followed
         for a in node.names:
+            if isinstance(node, ast.Import) and _reads_through_lazy(a, lazy):
+                continue        # ``import pkg`` then ``pkg.name(...)``: the same __getattr__
             top.add((a.asname or a.name).split(".")[0])
     lines = source.splitlines()
     # every function, and the module's own top-level code (calls outside any def or class)
@@ -1176,7 +1185,11 @@ def _blind_calls(tree: ast.Module, source: str, lazy=frozenset(), modname: str =
         # name a PEP 562 module hands out is left out)
         local_imports = set() if fn is tree else {
             (a.asname or a.name).split(".")[0] for n in nodes
-            if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+            if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names
+            if not (isinstance(n, ast.Import) and _reads_through_lazy(a, lazy))}
+        local_kinds = {} if fn is tree or binds is None else _top_binding_kinds(
+            ast.Module(body=[n for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom))],
+                       type_ignores=[]), absolute)
         wdicts = None
         for n in nodes:
             if not isinstance(n, ast.Call):
@@ -1191,6 +1204,7 @@ def _blind_calls(tree: ast.Module, source: str, lazy=frozenset(), modname: str =
                 continue
             root = n.func
             computed = False        # the callee is read off a call's result or a subscript
+            chain: list[str] = []
             while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
                 if isinstance(root, ast.Call):
                     computed = computed or not (isinstance(root.func, ast.Name)
@@ -1198,15 +1212,320 @@ def _blind_calls(tree: ast.Module, source: str, lazy=frozenset(), modname: str =
                     root = root.func
                 else:
                     computed = computed or isinstance(root, ast.Subscript)
+                    if isinstance(root, ast.Attribute):
+                        chain.insert(0, root.attr)
                     root = root.value
-            if isinstance(root, ast.Name) and not computed and (
-                    root.id in top or root.id in local_imports or hasattr(builtins, root.id)):
-                continue
+            if isinstance(root, ast.Name) and not computed:
+                rest = tuple(chain)
+                if binds is not None and root.id in local_kinds:
+                    if all(binds.kind_resolved(k, rest) for k in local_kinds[root.id]):
+                        continue
+                elif binds is not None and root.id not in local_imports and \
+                        binds.kinds(modname, root.id):
+                    if binds.resolved(modname, (root.id,) + rest):
+                        continue
+                elif root.id in top or root.id in local_imports or hasattr(builtins, root.id):
+                    continue
             if isinstance(root, ast.Name) and root.id in ("self", "cls") and \
                     isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
                 continue            # self.method(...): a method of the class, followed in-tree
             out.append((n.lineno, n.col_offset + 1, " ".join(ast.unparse(n.func).split())[:60]))
     return out
+
+
+# comments and string literals in one pass (``re`` in C): a string (with its prefix letters
+# left outside the match) or a comment, whichever starts first
+_LEXEME_RE = re.compile(r"#[^\n]*|\"\"\"[\s\S]*?\"\"\"|'\'\'[\s\S]*?'\'\'"
+                        r"|\"(?:\\[\s\S]|[^\"\\\n])*\"|'(?:\\[\s\S]|[^'\\\n])*'")
+_IMPORT_LINE_RE = re.compile(r"[ \t]*(?:from|import)[ \t]")
+
+
+def fa4_named_in_strings(info: "ModuleInfo", names, dynamic=()) -> list[tuple[int, int, str]]:
+    """(line, col, text) of each string constant of a module that names an FA4 module
+    (``names``, dotted; the ``/`` spelling of a path counts) other than the constant argument of
+    a dynamic import the summary read (``dynamic``). Read off the text: comments are skipped,
+    strings found by a lexer of literals; an FA4 name in the code that is not on an import
+    line (an attribute chain, a string inside an f-string expression) sends the file to
+    ``ast``, which is exact."""
+    src = info.source
+    spell = [n for n in names if n in src] + [n.replace(".", "/") for n in names
+                                               if n.replace(".", "/") in src]
+    if not spell:
+        return []
+    read = {d.constant for d in dynamic if d.constant}
+    out: list[tuple[int, int, str]] = []
+    covered: list[tuple[int, int]] = []
+    for mt in _LEXEME_RE.finditer(src):
+        covered.append(mt.span())
+        tok = mt.group()
+        if tok.startswith("#") or not any(n in tok for n in spell):
+            continue
+        body = tok.strip("\"'")
+        if body in read:
+            continue
+        line = src.count("\n", 0, mt.start()) + 1
+        col = mt.start() - (src.rfind("\n", 0, mt.start()) + 1) + 1
+        out.append((line, col, " ".join(tok.split())[:80]))
+    # a name outside every comment and literal: on an import line it is an import the graph
+    # reads; anywhere else the syntax tree decides
+    import bisect
+    starts = [a for a, _ in covered]
+    for n in spell:
+        for hit in re.finditer(re.escape(n), src):
+            i = bisect.bisect_right(starts, hit.start()) - 1
+            if i >= 0 and covered[i][0] <= hit.start() < covered[i][1]:
+                continue
+            bol = src.rfind("\n", 0, hit.start()) + 1
+            if _IMPORT_LINE_RE.match(src, bol):
+                continue
+            return _named_in_tree(info, names, read)
+    return out
+
+
+def _named_in_tree(info: "ModuleInfo", names, read) -> list[tuple[int, int, str]]:
+    t = info.bare_tree
+    if t is None:
+        return [(1, 1, "the file does not parse")]
+    out = []
+    spell = list(names) + [n.replace(".", "/") for n in names]
+    for node in ast.walk(t):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+            v = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
+            if v not in read and any(n in v for n in spell):
+                out.append((node.lineno, node.col_offset + 1, " ".join(repr(v).split())[:80]))
+    return out
+
+
+class TopBindings:
+    """How the tree's modules bind their module-level names, read off their own code: a
+    ``def``, a ``class``, an import (from where), or anything else (an assignment, a loop
+    target, a ``global`` write in a function, a store of that attribute anywhere in the tree:
+    a value the import graph does not follow). ``resolved`` answers whether a dotted callee read
+    through the tree's imports is one of the tree's defs or classes (or a name from outside the
+    tree) by these bindings alone."""
+
+    def __init__(self, index: "TreeIndex"):
+        self.index = index
+        self._kinds: dict[str, dict[str, set]] = {}
+        self._stored: dict[str, bool] = {}
+
+    def kinds(self, module: str, name: str) -> set:
+        table = self._kinds.get(module)
+        if table is None:
+            info = self.index.modules[module]
+            t = info.bare_tree
+            table = self._kinds[module] = {} if t is None else _top_binding_kinds(
+                t, lambda m, lvl, _i=info: self.index.resolve_from(_i, m, lvl))
+            if t is None:
+                table[None] = {"other"}     # unreadable: nothing it binds is known
+        return table.get(name, table.get(None, set()))
+
+    def _attr_stored(self, name: str) -> bool:
+        """Does any file store ``<something>.name`` or name it in a ``setattr``?"""
+        hit = self._stored.get(name)
+        if hit is None:
+            # a store of the attribute by name, or a ``setattr`` naming it (a ``setattr`` by a
+            # computed name is not read here)
+            pat = re.compile(r"\.[ \t]*" + re.escape(name) + r"[ \t]*(?:=(?!=)|[-+*/%&|^@]=|>>=|<<=)"
+                             r"|setattr\([^,()]*(?:\([^()]*\)[^,()]*)*,[ \t]*[\"']"
+                             + re.escape(name) + r"[\"']")
+            hit = any(name in info.source and _stores(pat, info.source)
+                      for info in self.index.modules.values() if info.error is None)
+            self._stored[name] = hit
+        return hit
+
+    def resolved(self, module: str, chain: tuple, depth: int = 0) -> bool:
+        if depth > 20:
+            return False
+        info = self.index.modules.get(module)
+        if info is None or not chain:
+            return True             # outside the tree (trusted), or the module itself
+        name, rest = chain[0], chain[1:]
+        kinds = self.kinds(module, name)
+        if not kinds:
+            sub = f"{module}.{name}"
+            # not bound by the module's code: a submodule, else what ``globals()``, a
+            # ``setattr`` or a PEP 562 ``__getattr__`` hands out
+            return sub in self.index.modules and self.resolved(sub, rest, depth + 1)
+        if self._attr_stored(name):
+            return False
+        return all(self.kind_resolved(k, rest, depth) for k in kinds)
+
+    def kind_resolved(self, kind, rest: tuple, depth: int = 0) -> bool:
+        """A name bound as ``kind`` (of ``_top_binding_kinds``), read by ``rest``."""
+        if kind == "def":
+            return not rest         # an attribute of a function can be set from anywhere
+        if isinstance(kind, tuple) and kind[0] == "class":
+            if not rest:
+                return True
+            # a def or class of its body, not stored by name anywhere else in the tree
+            inner = _class_body_kinds(kind[1], kind[2]).get(rest[0])
+            return bool(inner) and not self._attr_stored(rest[0]) and all(
+                self.kind_resolved(k, rest[1:], depth + 1) for k in inner)
+        if isinstance(kind, tuple) and kind[0] == "from":
+            return self.resolved(kind[1], (kind[2],) + rest, depth + 1)
+        if isinstance(kind, tuple) and kind[0] == "import":
+            return self.resolved_module(kind[1], rest, depth + 1)
+        return False
+
+    def plain_def(self, module: str, name: str, depth: int = 0):
+        """The ``def`` a module-level name of a tree module is, and only is (followed through
+        ``from`` imports; no decorator, no other binding, no store of that attribute by name
+        anywhere): (module, ast def), else None."""
+        if depth > 20 or module not in self.index.modules:
+            return None
+        kinds = self.kinds(module, name)
+        if len(kinds) != 1 or self._attr_stored(name):
+            return None
+        (kind,) = kinds
+        if isinstance(kind, tuple) and kind[0] == "from":
+            return self.plain_def(kind[1], kind[2], depth + 1)
+        if kind != "def":
+            return None
+        info = self.index.modules[module]
+        for st in info.bare_tree.body if info.bare_tree is not None else ():
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and st.name == name \
+                    and not st.decorator_list:
+                return module, st
+        return None     # defined on a branch, or decorated: not this one def
+
+    def resolved_module(self, module: str, rest: tuple, depth: int = 0) -> bool:
+        """``module`` bound as a module object (``import a.b as ab``), read by ``rest``."""
+        if module not in self.index.modules:
+            # a package above tree modules (``import pkg`` then ``pkg.sub.f``), or outside
+            for i in range(1, len(rest) + 1):
+                sub = ".".join((module,) + rest[:i])
+                if sub in self.index.modules:
+                    return self.resolved(sub, rest[i:], depth + 1)
+            return True
+        return self.resolved(module, rest, depth + 1)
+
+
+# decorators from outside the tree known to leave the def or class itself in place, or a
+# wrapper that calls it (``flow_base.RETURN_KEEPING``), and the class decorators that return
+# the class they get
+_KEEPING_DECORATORS = frozenset(RETURN_KEEPING) | {
+    "dataclasses.dataclass", "functools.total_ordering", "functools.wraps",
+    "typing.runtime_checkable", "enum.unique"}
+
+
+def _keeps_decorated(d: ast.expr, aliases: dict) -> bool:
+    while isinstance(d, ast.Call):
+        d = d.func
+    name = _dotted(d)
+    if not name:
+        return False
+    head, _, rest = name.partition(".")
+    if head in ("staticmethod", "classmethod") and not rest and head not in aliases:
+        return True
+    full = aliases.get(head)
+    return full is not None and (full + ("." + rest if rest else "")) in _KEEPING_DECORATORS
+
+
+# ``name: Cls.Config = field(...)``: an annotated assignment, whose annotation is no store
+_ANNOTATED_RE = re.compile(r"[ \t]*(?!(?:else|try|finally)\b)[A-Za-z_]\w*[ \t]*:[^=]*$")
+
+
+def _stores(pat: re.Pattern, src: str) -> bool:
+    for mt in pat.finditer(src):
+        bol = src.rfind("\n", 0, mt.start()) + 1
+        if mt.group().startswith(".") and _ANNOTATED_RE.fullmatch(src, bol, mt.start()):
+            continue
+        return True
+    return False
+
+
+def _class_body_kinds(cls: ast.ClassDef, aliases: tuple) -> dict[str, set]:
+    """name -> how a class body binds it: "def", ("class", node, aliases) or "other"
+    (``aliases``: the module's import aliases, as sorted items)."""
+    out: dict[str, set] = {}
+    names = dict(aliases)
+    for st in cls.body:
+        kept = all(_keeps_decorated(d, names) for d in getattr(st, "decorator_list", ()))
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.setdefault(st.name, set()).add("def" if kept else "other")
+        elif isinstance(st, ast.ClassDef):
+            out.setdefault(st.name, set()).add(("class", st, aliases) if kept else "other")
+        else:
+            for n in ast.walk(st):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                    out.setdefault(n.id, set()).add("other")
+    return out
+
+
+def _top_binding_kinds(tree: ast.Module, absolute) -> dict[str, set]:
+    """name -> how the module's own top-level code binds it (``TopBindings``)."""
+    out: dict[str, set] = {}
+    aliases: dict[str, str] = {}
+    for node in _stmt_imports(tree):
+        for a in node.names:
+            if isinstance(node, ast.Import):
+                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else \
+                    a.name.split(".")[0]
+            elif not node.level and node.module:
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    frozen = tuple(sorted(aliases.items()))
+    stack = [tree.body]
+    while stack:
+        for st in stack.pop():
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.setdefault(st.name, set()).add("def")
+            elif isinstance(st, ast.ClassDef):
+                out.setdefault(st.name, set()).add(("class", st, frozen))
+            elif isinstance(st, ast.Import):
+                for a in st.names:
+                    if a.asname:
+                        out.setdefault(a.asname, set()).add(("import", a.name))
+                    else:
+                        top = a.name.split(".")[0]
+                        out.setdefault(top, set()).add(("import", top))
+            elif isinstance(st, ast.ImportFrom):
+                base = absolute(st.module, st.level)
+                for a in st.names:
+                    if a.name == "*":
+                        out.setdefault(None, set()).add("other")
+                        continue
+                    out.setdefault(a.asname or a.name, set()).add(("from", base, a.name))
+            else:
+                todo = [st]
+                while todo:     # this scope's stores: not those of a nested def or class
+                    n = todo.pop()
+                    if isinstance(n, (ast.Assign, ast.AnnAssign)) and \
+                            isinstance(n.value, ast.Constant) and all(
+                                isinstance(t, ast.Name) for t in (
+                                    n.targets if isinstance(n, ast.Assign) else [n.target])):
+                        continue    # ``fa = None`` (an import's fallback): no function
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                        out.setdefault(n.id, set()).add("other")
+                    elif isinstance(n, ast.ExceptHandler) and n.name:
+                        out.setdefault(n.name, set()).add("other")
+                    elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+                        out.setdefault(n.name, set()).add("other")
+                    elif isinstance(n, ast.MatchMapping) and n.rest:
+                        out.setdefault(n.rest, set()).add("other")
+                    todo.extend(c for c in ast.iter_child_nodes(n) if not isinstance(
+                        c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
+                stack.extend(sub_bodies(st))
+                continue
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                    not all(_keeps_decorated(d, aliases) for d in st.decorator_list):
+                out[st.name].add("other")       # a decorator may put anything in its place
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Global):
+            for g in n.names:
+                out.setdefault(g, set()).add("other")
+    return out
+
+
+def _reads_through_lazy(alias: ast.alias, lazy) -> bool:
+    """``import pkg.sub`` binds ``pkg``, ``import pkg.sub as s`` binds ``pkg.sub``: is an
+    attribute read off the bound module (or a package on the dotted way down from it) served by
+    a PEP 562 ``__getattr__`` of the tree?"""
+    if not lazy:
+        return False
+    parts = alias.name.split(".")
+    bound = parts if alias.asname else parts[:1]
+    return any(".".join(parts[:i]) in lazy for i in range(len(bound), len(parts) + 1))
 
 
 def _top_level_nodes(tree: ast.Module) -> list:
@@ -1612,15 +1931,28 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                 dyn_fa4.append((path, d))
         for t in s.torch:
             torch.append((path, t))
+    # a string that names FA4 (``"flash_attn.cute.interface.flash_attn_func"`` handed to a
+    # loader this pass does not know: ``pickle.loads``, ``hydra.utils.get_method``, a private
+    # ``importlib`` helper) loads FA4 by a name no import shows: the same as a computed import
+    # that escapes
+    named = sorted({o for o in origins if "." in o or o in declared or o in vendored})
+    for m, info in sorted(index.modules.items()):
+        if info.error is None:
+            for line, col, text in fa4_named_in_strings(info, named, sums[m].dynamic):
+                escaping.append((info.path, DynamicImport(
+                    line, col, text, None, True,
+                    "a string names FA4 where no import of it is read: whatever reads it "
+                    "may load FA4", False)))
     # a module loaded by a computed name that escapes matters only where some call hands a
     # window to a callee nothing resolves: one finding at each such call
     if escaping:
         blind = []
+        binds = TopBindings(index)
         for m, info in sorted(index.modules.items()):
             if info.error is None and any(k in info.source for k in N.WINDOW_KEYS) \
                     and info.tree is not None:
                 blind.extend((info.path, b) for b in _blind_calls(
-                    info.tree, info.source, lazy, m, info.is_pkg))
+                    info.tree, info.source, lazy, m, info.is_pkg, binds))
         where = ", ".join(f"{p}:{d.line}" for p, d in escaping[:3]) + (
             f" and {len(escaping) - 3} more" if len(escaping) > 3 else "")
         for bp, (bl, bcol, bc) in blind:

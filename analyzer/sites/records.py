@@ -281,6 +281,7 @@ def _records(report: SitesReport, solver: Solver, analysis: Analysis, calls, sit
 
     # wrappers: every chain judged by behaviour --------------------------------------------
     if judge is not None:
+        from analyzer.sites.behaviour import merged_forms
         seen = set()
         for (chain, entry), r in sorted(judge._chain.items(), key=lambda x: str(x[0])):
             if not chain:
@@ -292,7 +293,7 @@ def _records(report: SitesReport, solver: Solver, analysis: Analysis, calls, sit
             if key in seen:
                 continue
             seen.add(key)
-            used = judge.forms_used.get((chain, entry), set())
+            used = merged_forms(judge.forms_used.get((chain, entry), set()))
             rr = r.for_forms(used) if used else r
             report.wrappers.append(WrapperTrust(f"{label} [{entry}]", "behaviour", at[0], at[1],
                                                 label, rr.status == "proved", rr.witness))

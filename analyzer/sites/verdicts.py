@@ -23,7 +23,7 @@ from analyzer.sites import pairs as P
 from analyzer.sites.astutil import (index as astutil_index, indexed, parent as parent_of,
                                     walk)
 from analyzer.sites.coverage import site_line
-from analyzer.sites.flow_base import expr_label
+from analyzer.sites.flow_base import Unloaded, expr_label
 from analyzer.sites.flow import (ClassRef, FuncRef, container_escapes, fn_context,
                                  reaching_defs)
 from analyzer.sites.ir import Attr, Call, Either, ListExpr, Lit, Name
@@ -48,7 +48,7 @@ class WindowValues:
     causal: tuple
     causal_known: bool
     via: tuple = ()
-    forms: frozenset = frozenset()     # "keyword" and/or "positional"
+    forms: frozenset = frozenset()     # names of ``behaviour.FAMILIES``
     # pairs an expression over values the tree cannot bound can produce (evaluated for every
     # value those names can take): all right proves the call; a wrong one is only "unknown"
     open_pairs: frozenset = frozenset()
@@ -103,6 +103,14 @@ class Judge:
         return N.PARAMS_B36[entry], N.REQUIRED_B36[entry]
 
     # -- extraction ----------------------------------------------------------------------
+    def top_bindings(self):
+        """How the tree's modules bind their module-level names (``reach.TopBindings``)."""
+        tb = self.__dict__.get("_top_bindings")
+        if tb is None:
+            from analyzer.sites.reach import TopBindings
+            tb = self._top_bindings = TopBindings(self.index)
+        return tb
+
     def module_for(self, modname: str, roots, extra=()) -> str:
         """The sandbox module of what ``roots`` need in ``modname``, plus ``extra`` sources
         (a method run as a module-level function)."""
@@ -651,10 +659,7 @@ def _judge_mapped(res, wv) -> tuple[str, str] | None:
 
 
 def _form_matches(form: str, forms) -> bool:
-    if not forms:
-        return True
-    positional = form.startswith("positional")
-    return ("positional" in forms) if positional else ("keyword" in forms)
+    return not forms or any(BH.in_family(form, f) for f in forms)
 
 
 # ----------------------------------------------------------------------------- deciding calls
@@ -1546,12 +1551,24 @@ class _Enumerator:
                 vals = self.solver.eval(fn_context(self.solver, fn), Name(id=call.func.id))
             except RecursionError:
                 return False
+            i = call.args.index(u)
+            unloaded = [v for v, _ in vals if isinstance(v, Unloaded)]
+            if unloaded and len(unloaded) == len(vals):
+                # a helper in a module the pass did not parse: its one plain def, read off
+                # the module's syntax tree
+                for v in unloaded:
+                    got = self.judge.top_bindings().plain_def(v.module, v.name)
+                    if got is None:
+                        return False
+                    params = [a.arg for a in got[1].args.posonlyargs + got[1].args.args]
+                    if i >= len(params) or not _shaped_in(got[1], params[i], 3):
+                        return False
+                continue
             # an in-tree function only (a builtin such as ``min(-1, x)`` is not a helper)
             targets = [self.solver.fns.get(v.key) if isinstance(v, FuncRef) else None
                        for v, _ in vals]
             if not vals or not all(t is not None and t.ir is not None for t in targets):
                 return False
-            i = call.args.index(u)
             for t in targets:
                 params = [pn for pn, kind, _ in t.ir.params if kind == "pos"]
                 info = self.judge.index.by_path.get(t.mod.path)
@@ -1963,6 +1980,22 @@ def call_shape(call) -> tuple | None:
     return (sum(1 for a in args if a.kind == "p"), tuple(sorted(extra)))
 
 
+def _site_form(solver, site, expr) -> str:
+    """The family of call forms a window input takes (``behaviour.FAMILIES``): positional, or
+    keyword narrowed to the container a ``window_size`` value is built as where it is one."""
+    from analyzer.sites.coverage import window_containers
+
+    if site.style == "positional":
+        return "positional"
+    if site.key == "window_size":
+        kinds = window_containers(solver, site.fn, expr, site_line(site))
+        if kinds == {"tuple"}:
+            return BH.KEYWORD_TUPLE
+        if kinds == {"list"}:
+            return BH.KEYWORD_LIST
+    return "keyword"
+
+
 def decide(calls, solver, text, judge: Judge) -> None:
     """Fill ``status``/``verdicts`` (and the legacy coverage fields) of every pending call."""
     from analyzer.sites.coverage import window_values
@@ -2002,8 +2035,8 @@ def decide(calls, solver, text, judge: Judge) -> None:
                 else:
                     plan["forms"] |= {"keyword", "positional"}
                 continue
-            plan["forms"].add("positional" if site.style == "positional" else "keyword")
             expr = solver.exprs[site.expr_id]
+            plan["forms"].add(_site_form(solver, site, expr))
             # a value chosen by a condition (``None if left < 0 else left``) is run in the
             # sandbox on its inputs: the flow takes both branches for every input
             branchy = enum.branches(site)
@@ -2116,7 +2149,7 @@ def decide(calls, solver, text, judge: Judge) -> None:
         if not plan["pairs"] and not unknown and opairs:
             pairs = frozenset()
         wv = WindowValues(pairs, tuple(sorted(unknown)), causal, known,
-                          forms=frozenset(plan["forms"]), open_pairs=opairs,
+                          forms=BH.merged_forms(plan["forms"]), open_pairs=opairs,
                           outside=tuple(sorted({P.fmt_pair(*p) for p in bad}
                                                | plan["outside"])),
                           mapped=frozenset(plan["mapped"]),

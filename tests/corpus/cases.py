@@ -2628,5 +2628,142 @@ case("fa4_autograd_function_reexported/twin", {p: s.format(
     for p, s in _REEXPORT_OTHER.items()}, "", "no-fa4", oracle=False,
      why="the helper takes no window")
 
+# 127. a package whose PEP 562 ``__getattr__`` loads what a lazy table names
+# (``importlib.import_module(mod)`` with ``mod`` read off the table), read by ``import pkg``
+# then ``pkg.attn(...)``: a name read off such a module through ``from pkg import`` was taken
+# as computed, one read through ``import pkg`` as resolved -- "no FA4 here". The twin's call
+# hands the loaded function no window
+_LAZY_TABLE = {
+    "pkg/__init__.py": "import importlib\n\n_LAZY = {{'attn': ('flash_attn.cute.interface', "
+                       "'flash_attn_func')}}\n\n\ndef __getattr__(name):\n"
+                       "    mod, attr = _LAZY[name]\n"
+                       "    return getattr(importlib.import_module(mod), attr)\n",
+    "model.py": "import pkg\n\n\ndef forward(q, k, v):\n    return pkg.attn(q, k, v{kw})\n"}
+case("lazy_table_read_through_import", {p: s.format(kw=", causal=True, window_size=(-1, 0)")
+                                        for p, s in _LAZY_TABLE.items()},
+     "import model\nmodel.forward(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="pkg.attn is FA4's flash_attn_func: it gets TE's (-1, 0)")
+case("lazy_table_read_through_import/twin", {p: s.format(kw="")
+                                             for p, s in _LAZY_TABLE.items()},
+     "", "no-fa4", oracle=False, why="whatever pkg.attn is, no window reaches it")
+
+# 128. a module keeps what a computed import returns in a module-level name
+# (``FN = getattr(importlib.import_module(os.environ["M"]), ...)``) and another module calls it
+# through ``from a import FN``: a callee read through an import counted as resolved, so the
+# window call was "no FA4 here". Now a callee read through the tree's imports counts only where
+# the imported module binds it by a def or class (``reach.TopBindings``). The twin calls the
+# def the same module defines
+_KEPT_LOAD = {
+    "loader.py": "import importlib\nimport os\n\n"
+                 "FN = getattr(importlib.import_module(os.environ['ATTN_MODULE']), "
+                 "'flash_attn_func')\n\n\n"
+                 "def attend(q, k, v, **kw):\n    return q\n",
+    "model.py": "from loader import {name}\n\n\ndef forward(q, k, v):\n"
+                "    return {name}(q, k, v, causal=True, window_size=(-1, 0))\n"}
+case("computed_import_kept_and_imported", {p: s.format(name="FN") for p, s in _KEPT_LOAD.items()},
+     "import os\nos.environ['ATTN_MODULE'] = 'flash_attn.cute.interface'\n"
+     "import model\nmodel.forward(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="FN is FA4's flash_attn_func where the environment names FA4: TE's (-1, 0) reaches it")
+case("computed_import_kept_and_imported/twin",
+     {p: s.format(name="attend") for p, s in _KEPT_LOAD.items()},
+     "import os\nos.environ['ATTN_MODULE'] = 'flash_attn.cute.interface'\n"
+     "import model\nmodel.forward(1, 2, 3)\n", "no-fa4",
+     why="attend is the tree's own def: the loaded module is never handed a window")
+
+# 129. FA4 loaded by a string no import shows: ``pickle.loads`` of a reference to
+# ``flash_attn.cute.interface.flash_attn_func`` (the same for ``hydra.utils.get_method``, a
+# private ``importlib`` helper): the tree was "no FA4 here". A string literal naming FA4 now
+# counts as a computed import. The twin's reference names the tree's own function
+_PICKLED = {
+    "kernels.py": "def attend(q, k, v, **kw):\n    return q\n",
+    "model.py": "import pickle\n\nFN = pickle.loads(b'c{ref}\\n.')\n\n\n"
+                "def forward(q, k, v):\n"
+                "    return FN(q, k, v, causal=True, window_size=(-1, 0))\n"}
+case("fa4_named_in_a_pickle", {p: s.format(ref="flash_attn.cute.interface\\nflash_attn_func")
+                               for p, s in _PICKLED.items()},
+     "import model\nmodel.forward(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the pickle loads FA4's flash_attn_func: it gets TE's (-1, 0)")
+case("fa4_named_in_a_pickle/twin", {p: s.format(ref="kernels\\nattend")
+                                    for p, s in _PICKLED.items()},
+     "import model\nmodel.forward(1, 2, 3)\n", "no-fa4",
+     why="the pickle loads the tree's own attend")
+
+# 130. a wrapper that normalises a ``window_size`` tuple only (``isinstance(w, tuple)``) over
+# calls that pass a tuple literal: each call was judged in the list form too, so a correct fix
+# for this tree was "broken". A call is now judged in the container forms it can build
+# (``coverage.window_containers``). The twin passes a list, which the wrapper leaves as is
+_TUPLE_ONLY = ("from flash_attn.cute.interface import flash_attn_func as _fa4\n\n\n"
+               "def _bound(x):\n    return None if x is not None and x < 0 else x\n\n\n"
+               "def tuple_only(fn):\n"
+               "    def inner(*args, **kwargs):\n"
+               "        w = kwargs.get('window_size')\n"
+               "        if isinstance(w, tuple):\n"
+               "            kwargs['window_size'] = (_bound(w[0]), _bound(w[1]))\n"
+               "        return fn(*args, **kwargs)\n"
+               "    return inner\n\n\n"
+               "attn = tuple_only(_fa4)\n\n\n"
+               "def forward(q, k, v):\n"
+               "    return attn(q, k, v, causal=True, window_size={w})\n")
+case("tuple_only_wrapper_over_tuple_calls", {"m.py": _TUPLE_ONLY.format(w="(-1, 0)")},
+     "import m\nm.forward(1, 2, 3)\n", "safe",
+     why="the only call passes a tuple, which the wrapper normalises")
+case("tuple_only_wrapper_over_tuple_calls/twin", {"m.py": _TUPLE_ONLY.format(w="[-1, 0]")},
+     "import m\nm.forward(1, 2, 3)\n", "unsafe",
+     why="a list passes the wrapper unchanged: TE's -1 reaches FA4")
+
+# 131. a forwarder behind a decorator of the tree that normalises (``@to_fa4_windows def
+# attend(*a, **kw): return flash_attn_func(*a, **kw)``): the callers' ``**kw`` was read as
+# reaching the body unchanged, so a correct fix was "broken" with TE's (-1, 0) as the
+# counterexample. What a decorator that may put another function in its place hands the body
+# is not what the callers pass: the body's parameters keep their outside values, and the
+# decorated forwarder is judged by running it (the decorator around the body) in the
+# sandbox. The twin has no decorator: the callers' (-1, 0) reaches FA4
+_DECORATED_FORWARDER = (
+    "import functools\n\nfrom flash_attn.cute.interface import flash_attn_func\n\n\n"
+    "def to_fa4_windows(fn):\n"
+    "    @functools.wraps(fn)\n"
+    "    def inner(*args, **kwargs):\n"
+    "        w = kwargs.get('window_size')\n"
+    "        if w is not None:\n"
+    "            kwargs['window_size'] = tuple(None if x is not None and x < 0 else x for x in w)\n"
+    "        return fn(*args, **kwargs)\n"
+    "    return inner\n\n\n"
+    "{deco}def attend(*args, **kwargs):\n"
+    "    return flash_attn_func(*args, **kwargs)\n\n\n"
+    "def forward(q, k, v):\n"
+    "    return attend(q, k, v, causal=True, window_size=(-1, 0))\n")
+case("forwarder_behind_a_normalising_decorator",
+     {"m.py": _DECORATED_FORWARDER.format(deco="@to_fa4_windows\n")},
+     "import m\nm.forward(1, 2, 3)\n", "safe",
+     why="the decorator hands the body (None, 0) for every window")
+case("forwarder_behind_a_normalising_decorator/twin",
+     {"m.py": _DECORATED_FORWARDER.format(deco="")},
+     "import m\nm.forward(1, 2, 3)\n", "unsafe",
+     why="no decorator: the callers' TE (-1, 0) reaches FA4")
+
+# 132. a call-site helper defined in another module (``from norm import to_fa4``) over a
+# window the caller takes as a parameter: the helper was judged only when its module was
+# parsed, so a correct call was "unknown". Its one plain def is now read off that module's
+# syntax tree (``reach.TopBindings.plain_def``). The twin's helper is replaced from outside
+# its module (``norm.to_fa4 = norm.passthrough``): not the def read, so not a proof
+_HELPER_ELSEWHERE = {
+    "norm.py": "def to_fa4(w):\n"
+               "    return tuple(None if x is not None and x < 0 else x for x in w)\n\n\n"
+               "def passthrough(w):\n    return w\n",
+    "patch.py": "import norm\n{patch}",
+    "model.py": "import patch  # noqa: F401\n"
+                "from flash_attn.cute.interface import flash_attn_func\n"
+                "from norm import to_fa4\n\n\n"
+                "def forward(q, k, v, window=(-1, 0)):\n"
+                "    return flash_attn_func(q, k, v, causal=True, window_size=to_fa4(window))\n"}
+case("callsite_helper_in_another_module",
+     {p: s.format(patch="") for p, s in _HELPER_ELSEWHERE.items()},
+     "import model\nmodel.forward(1, 2, 3)\nmodel.forward(1, 2, 3, (128, 0))\n", "safe",
+     why="to_fa4 turns every negative side into None")
+case("callsite_helper_in_another_module/twin",
+     {p: s.format(patch="norm.to_fa4 = norm.passthrough\n") for p, s in _HELPER_ELSEWHERE.items()},
+     "import model\nmodel.forward(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the helper model.py calls is the pass-through: TE's (-1, 0) reaches FA4")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
