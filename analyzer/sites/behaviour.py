@@ -1208,6 +1208,18 @@ def _star_names(index, info, st: ast.ImportFrom) -> set[str]:
     return out
 
 
+def _tree_has(index, top: str) -> bool:
+    """The tree holds a module or package of that top-level name: it is what the import
+    finds (the tree's root on ``sys.path``), not the module the sandbox child serves by that
+    name (``fa4_patch`` of the tree is not this project's)."""
+    tops = index.__dict__.get("_tops")
+    if tops is None:
+        tops = index._tops = {m.split(".")[0] for m in index.modules}
+    # this project's fa4_patch, where the tree may change it (``reach.fa4_patch_tampering``),
+    # is not served either: what the tree runs is not what the sandbox would
+    return top in tops or (top == "fa4_patch" and bool(getattr(index, "fa4_patch_tampered", "")))
+
+
 def _import_stmt(index, info, st, name: str, depth: int, done: set):
     """An import that binds ``name``: stdlib modules the child serves are kept as written,
     in-tree modules are followed, anything else leaves ``name`` opaque."""
@@ -1215,7 +1227,8 @@ def _import_stmt(index, info, st, name: str, depth: int, done: set):
         for a in st.names:
             if (a.asname or a.name).split(".")[0] != name:
                 continue
-            if a.name.split(".")[0] in _ALLOWED_IMPORTS:
+            if a.name.split(".")[0] in _ALLOWED_IMPORTS and \
+                    not _tree_has(index, a.name.split(".")[0]):
                 return [f"import {a.name}" + (f" as {a.asname}" if a.asname else "")], [], ""
             return [], [name], ""
         return [], [name], ""
@@ -1225,7 +1238,8 @@ def _import_stmt(index, info, st, name: str, depth: int, done: set):
             a = ast.alias(name=name, asname=None)      # ``import *`` binding ``name``
         if (a.asname or a.name) != name:
             continue
-        if module.split(".")[0] in _ALLOWED_IMPORTS and not st.level:
+        if module.split(".")[0] in _ALLOWED_IMPORTS and not st.level and \
+                not _tree_has(index, module.split(".")[0]):
             return [f"from {module} import {a.name}" + (f" as {a.asname}" if a.asname else "")], [], ""
         if module in index.modules and depth < 6:
             key = (module, a.name)

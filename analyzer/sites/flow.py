@@ -77,6 +77,12 @@ class Solver(ImportsEnv, CallEdges, Values):
         # Loading more files to find callers is only worth it while following an FA callee or
         # a window dict (Analysis sets this); other evaluation uses the files already loaded.
         self.search_ok = False
+        # why this project's fa4_patch may not be what the tree runs (set by the pipeline from
+        # ``reach.fa4_patch_tampering``): "" trusts ``fa4_patch.wrap`` to be it
+        self.fa4_patch_tampered = ""
+        # who may set an attribute a window is read from (``attrstores.StoreIndex``; set by
+        # the pipeline)
+        self.attr_stores = None
 
     # -- registry ------------------------------------------------------------------
     def ref(self, e) -> int:

@@ -26,10 +26,6 @@ class CallEdges:
                 for call, guards, tte in f.calls:
                     for target, shift in self.static_callees(f, call):
                         self._callers.setdefault(target, []).append((f, call, f.guards(guards), tte, shift))
-        if self.decorator_hides(fn):
-            # the tree's calls reach the decorator's product, not this body: what it hands the
-            # body is not what they pass (its parameters keep their outside values)
-            return []
         return self._callers.get(fn.key, [])
 
     def static_callees(self, fn: Fn, call) -> list:
@@ -202,8 +198,13 @@ class CallEdges:
         elif kind == "kw":
             entries = set()
             opaque = set()
+            hidden = self.decorator_hides(callee)
+            if hidden:
+                # the call reaches the decorator's product: what it hands this body's ``**``
+                # parameter may not be what the call passes (none of its entries is read)
+                opaque.add(f"**{name} of {callee.qualname}, {hidden}")
             ctx = _FnCtx(self, caller, False)
-            for kw, e, apos in edge["extra_kw"]:
+            for kw, e, apos in () if hidden else edge["extra_kw"]:
                 if kw is None:
                     for v, f in self.eval(ctx, e):
                         if isinstance(v, DictVal):
@@ -291,7 +292,8 @@ class CallEdges:
                     if target is not None and (target.name in self.wrapper_names
                                                or target.qualname in self.wrapper_names):
                         return WrapRef("tree", label, v.key)
-                if isinstance(v, ExtRef) and v.qual in B.FA4_PATCH_WRAPPERS:
+                if isinstance(v, ExtRef) and v.qual in B.FA4_PATCH_WRAPPERS and \
+                        not self.fa4_patch_tampered:
                     return WrapRef("fa4_patch", label, (v.qual,))
                 if isinstance(v, Unloaded):
                     self.request_load(v.module)

@@ -157,6 +157,9 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
         sums = RC.summaries(index, use_cache)
         declared = RC.declared_modules(root, fa4_modules)
         reach = RC.compute(index, sums, declared)
+        # this project's fa4_patch is what the tree's fa4_patch.wrap runs, unless the tree
+        # may change it: then its wrappers are judged like any other code it cannot see
+        index.fa4_patch_tampered = RC.fa4_patch_tampering(index)
     finally:
         parser.finish()
     BH.prewarm()        # the behaviour sandbox's interpreter starts while the flow runs
@@ -212,6 +215,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
         solver = Solver(mods, modnames, wrapper_names, request_load, request_callers,
                         lambda rel: rel in parser.irs)
         solver.attr_stores = attr_stores
+        solver.fa4_patch_tampered = index.fa4_patch_tampered
         analysis = Analysis(solver, Text(data), wrapper_names, judge)
         calls, site_info = analysis.run()
         rounds = 1

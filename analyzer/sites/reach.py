@@ -200,6 +200,9 @@ class TreeIndex:
     def __init__(self, data: dict[str, bytes]):
         self.modules: dict[str, ModuleInfo] = {}
         self.by_path: dict[str, ModuleInfo] = {}
+        # why this project's fa4_patch may not be what the tree runs ("": it is; set by the
+        # pipeline from ``fa4_patch_tampering``; the sandbox then does not serve it)
+        self.fa4_patch_tampered = ""
         for rel, raw in sorted(data.items()):
             name, is_pkg = modname(rel)
             try:
@@ -1296,6 +1299,149 @@ def _named_in_tree(info: "ModuleInfo", names, read) -> list[tuple[int, int, str]
     return out
 
 
+# changes to where Python finds modules. Each pattern starts with a literal (``re`` then
+# searches by prefix); a ``__path__`` rebuilt by ``pkgutil.extend_path`` (the namespace idiom:
+# the same package name elsewhere on ``sys.path``) is not a change
+_IMPORT_SYSTEM_RE = re.compile(
+    r"sys[ \t]*\.[ \t]*path[ \t]*(?:\.[ \t]*(?:insert|append|extend|__setitem__|__iadd__)[ \t]*\("
+    r"|\[[^\]\n]*\][ \t]*=(?!=)|\+=|=(?!=))"
+    r"|__path__[ \t]*(?:\.[ \t]*(?:insert|append|extend|__setitem__)[ \t]*\(|\+=|=(?!=)(?![^\n]*extend_path\())"
+    r"|meta_path|path_hooks|path_importer_cache|addsitedir"
+    r"|from[ \t]+sys[ \t]+import[^\n]*\bpath\b")
+
+
+def import_system_changes(src: str) -> list[tuple[int, int, str]]:
+    """(line, col, text) of each place a module changes where Python finds modules: an
+    insert into ``sys.path`` or a package's ``__path__``, an import hook (``sys.meta_path``,
+    ``sys.path_hooks``), ``site.addsitedir``, ``sys.path`` imported by name. Read off the text
+    (comment lines skipped)."""
+    out = []
+    for mt in _IMPORT_SYSTEM_RE.finditer(src):
+        bol = src.rfind("\n", 0, mt.start()) + 1
+        if src[bol:mt.start()].lstrip().startswith("#"):
+            continue
+        eol = src.find("\n", mt.start())
+        text = " ".join(src[bol:eol if eol >= 0 else len(src)].split())[:80]
+        out.append((src.count("\n", 0, mt.start()) + 1, mt.start() - bol + 1, text))
+    return out
+
+
+def path_insert_into_tree(info: "ModuleInfo", line: int) -> bool:
+    """The change to the import system at ``line`` is a ``sys.path.insert/append`` of a folder
+    inside the tree, computed from the file's own ``__file__`` and constant parts
+    (``os.path.join(os.path.dirname(os.path.abspath(__file__)), "third_party", "fa")``,
+    ``str(Path(__file__).parent / "vendor")``): the tree's modules become importable by a
+    shorter name (which the flow follows), nothing from outside is. Anything else is not."""
+    t = info.tree
+    if t is None:
+        return False
+    calls = [n for n in walk(t) if isinstance(n, ast.Call) and n.lineno <= line
+             <= (n.end_lineno or n.lineno) and isinstance(n.func, ast.Attribute)
+             and n.func.attr in ("insert", "append") and _dotted(n.func.value) == "sys.path"]
+    if len(calls) != 1 or not calls[0].args:
+        return False
+    got = _tree_path(calls[0].args[-1], info.path, 0)
+    return got is not None and got != ".." and not got.startswith("../") \
+        and not got.startswith("/")
+
+
+def _tree_path(node, path: str, depth: int) -> str | None:
+    """A path expression over ``__file__`` and constants, relative to the tree's root (the
+    file is at ``path``); None when it is anything else."""
+    import posixpath
+    if depth > 12:
+        return None
+    if isinstance(node, ast.Name) and node.id == "__file__":
+        return path
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return None         # a bare constant: a folder anywhere (only parts of a join count)
+    if isinstance(node, ast.Call):
+        f = _dotted(node.func)
+        if f in ("os.path.dirname", "os.path.abspath", "os.path.realpath", "os.path.normpath",
+                 "str", "Path", "pathlib.Path") and len(node.args) == 1 and not node.keywords:
+            inner = _tree_path(node.args[0], path, depth + 1)
+            if inner is None:
+                return None
+            return posixpath.dirname(inner) if f == "os.path.dirname" else inner
+        if f == "os.path.join" and node.args and not node.keywords:
+            base = _tree_path(node.args[0], path, depth + 1)
+            parts = node.args[1:]
+            if base is None or not all(isinstance(a, ast.Constant) and isinstance(a.value, str)
+                                       and not a.value.startswith(("/", "~")) for a in parts):
+                return None
+            return posixpath.normpath(posixpath.join(base, *[a.value for a in parts]))
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "resolve" and \
+                not node.args:
+            return _tree_path(node.func.value, path, depth + 1)
+        return None
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = _tree_path(node.value, path, depth + 1)
+        return None if inner is None else posixpath.dirname(inner)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and \
+            isinstance(node.right, ast.Constant) and isinstance(node.right.value, str) and \
+            not node.right.value.startswith(("/", "~")):
+        base = _tree_path(node.left, path, depth + 1)
+        return None if base is None else posixpath.normpath(posixpath.join(base,
+                                                                            node.right.value))
+    return None
+
+
+def fa4_patch_tampering(index: "TreeIndex") -> str:
+    """Why this project's ``fa4_patch`` may not be what the tree's ``fa4_patch.wrap`` runs
+    ("" when it is): the tree holds a module of that name, changes the import system, writes
+    ``sys.modules`` entries naming it, or stores into its namespace (``fa4_patch.wrap = ...``,
+    ``setattr(fa4_patch.wrapper, ...)``, the module handed on as a value). The sandbox runs
+    this project's package, so a proof through it holds only where the tree leaves it alone."""
+    import fa4_patch as _own
+    subs = {p.stem for p in Path(_own.__file__).parent.glob("*.py")}
+    for m in sorted(index.modules):
+        if m == "fa4_patch" or m.startswith("fa4_patch."):
+            return f"the tree has its own {m}"
+    for m, info in sorted(index.modules.items()):
+        if info.error is not None or "fa4_patch" not in info.source:
+            continue
+        t = info.tree
+        if t is None:
+            return f"{info.path} does not parse"
+        names: set[str] = set()
+        for node in _stmt_imports(t):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name == "fa4_patch" or a.name.startswith("fa4_patch."):
+                        names.add(a.asname or "fa4_patch")
+            elif not node.level and node.module and (
+                    node.module == "fa4_patch" or node.module.startswith("fa4_patch.")):
+                for a in node.names:
+                    if a.name == "*" or (node.module == "fa4_patch" and a.name in subs):
+                        names.add(a.asname or a.name)
+        for n in walk(t):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and \
+                    n.value.startswith("fa4_patch") and \
+                    "modules" in ast.unparse(astutil.parent(n) or n):
+                return f"{info.path}:{n.lineno} names fa4_patch in sys.modules"
+            if not (isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)):
+                continue
+            top = n
+            p = astutil.parent(top)
+            while isinstance(p, ast.Attribute) and p.value is top:
+                if p.attr in ("__dict__", "__setattr__", "__delattr__"):
+                    return f"{info.path}:{p.lineno} reaches into fa4_patch's namespace"
+                top = p
+                p = astutil.parent(top)
+            if top is not n and isinstance(top.ctx, ast.Load) and not (
+                    isinstance(p, ast.Call) and top in p.args
+                    and isinstance(p.func, ast.Name) and p.func.id in ("setattr", "delattr")):
+                continue        # a read of an attribute (a call of fa4_patch.wrap included)
+            return (f"{info.path}:{n.lineno} stores into fa4_patch or hands the module on "
+                    f"({' '.join(ast.unparse(p if p is not None else n).split())[:60]})")
+    changed = next((c for info in index.modules.values() if info.error is None
+                    for c in import_system_changes(info.source)
+                    if not path_insert_into_tree(info, c[0])), None)
+    if changed is not None:
+        return f"the tree changes where Python finds modules ({changed[2]})"
+    return ""
+
+
 class TopBindings:
     """How the tree's modules bind their module-level names, read off their own code: a
     ``def``, a ``class``, an import (from where), or anything else (an assignment, a loop
@@ -1304,8 +1450,11 @@ class TopBindings:
     through the tree's imports is one of the tree's defs or classes (or a name from outside the
     tree) by these bindings alone."""
 
-    def __init__(self, index: "TreeIndex"):
+    def __init__(self, index: "TreeIndex", outside_trusted: bool = True):
         self.index = index
+        # a module from outside the tree is what its name says (FA4 only as flash_attn.cute):
+        # not where the tree changes the import system (``import_system_changes``)
+        self.outside_trusted = outside_trusted
         self._kinds: dict[str, dict[str, set]] = {}
         self._stored: dict[str, bool] = {}
 
@@ -1338,8 +1487,10 @@ class TopBindings:
         if depth > 20:
             return False
         info = self.index.modules.get(module)
-        if info is None or not chain:
-            return True             # outside the tree (trusted), or the module itself
+        if info is None:
+            return self.outside_trusted     # outside the tree: trusted, unless the tree
+        if not chain:                       # changes where Python finds modules
+            return True             # the module itself
         name, rest = chain[0], chain[1:]
         kinds = self.kinds(module, name)
         if not kinds:
@@ -1397,7 +1548,7 @@ class TopBindings:
                 sub = ".".join((module,) + rest[:i])
                 if sub in self.index.modules:
                     return self.resolved(sub, rest[i:], depth + 1)
-            return True
+            return self.outside_trusted
         return self.resolved(module, rest, depth + 1)
 
 
@@ -1943,11 +2094,22 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                     line, col, text, None, True,
                     "a string names FA4 where no import of it is read: whatever reads it "
                     "may load FA4", False)))
+    # a change to where Python finds modules (``sys.path``, a package's ``__path__``, an
+    # import hook): a module from outside the tree, whatever its name, may be FA4's code
+    changes = [(index.modules[m].path, c) for m in sorted(index.modules)
+               if index.modules[m].error is None
+               for c in import_system_changes(index.modules[m].source)
+               if not path_insert_into_tree(index.modules[m], c[0])]
+    for path, (line, col, text) in changes:
+        escaping.append((path, DynamicImport(
+            line, col, text, None, True,
+            "changes where Python finds modules: an import from outside the tree may load "
+            "FA4 under another name", False)))
     # a module loaded by a computed name that escapes matters only where some call hands a
     # window to a callee nothing resolves: one finding at each such call
     if escaping:
         blind = []
-        binds = TopBindings(index)
+        binds = TopBindings(index, outside_trusted=not changes)
         for m, info in sorted(index.modules.items()):
             if info.error is None and any(k in info.source for k in N.WINDOW_KEYS) \
                     and info.tree is not None:

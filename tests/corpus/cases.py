@@ -2765,5 +2765,59 @@ case("callsite_helper_in_another_module/twin",
      "import model\nmodel.forward(1, 2, 3)\n", "unknown", exhaustive=False,
      why="the helper model.py calls is the pass-through: TE's (-1, 0) reaches FA4")
 
+# 133. a module puts a folder on ``sys.path`` (or a package's ``__path__``, or an import hook
+# on ``sys.meta_path``) and imports a module by a short name from outside the tree
+# (``import interface``): an import from outside the tree was taken for what its name says,
+# so FA4's own ``interface.py`` reached that way was "no FA4 here". Where the tree changes the
+# import system, a window call through a module from outside the tree is unknown. The twin
+# makes the same import without changing the import system
+_PATH_INSERT = ("import os\nimport sys\n\n{change}import interface\n\n\n"
+                "def forward(q, k, v):\n"
+                "    return interface.flash_attn_func(q, k, v, causal=True, "
+                "window_size=(-1, 0))\n")
+case("short_name_import_after_a_sys_path_insert",
+     {"m.py": _PATH_INSERT.format(change="sys.path.insert(0, os.environ['ATTN_KERNELS'])\n")},
+     "", "unknown", oracle=False,
+     why="the folder may be FA4's flash_attn/cute: interface is then FA4's, and gets TE's (-1, 0)")
+case("short_name_import_after_a_sys_path_insert/twin", {"m.py": _PATH_INSERT.format(change="")},
+     "", "no-fa4", oracle=False,
+     why="an installed module named interface is not FA4 (FA4 is flash_attn.cute)")
+
+# 134. a tree with its own ``fa4_patch`` package (a ``wrap`` that hands the function back
+# unchanged): ``fa4_patch.wrap(...)`` was run in the sandbox as this project's package, which
+# the tree's import never reaches -- a false "safe". A tree's module of a name the sandbox
+# serves is now followed as the tree's. The twin uses this project's fa4_patch
+_OWN_PATCH = {"attn.py": "import fa4_patch\n"
+                         "from flash_attn.cute.interface import flash_attn_func as _fa4\n\n"
+                         "attn = fa4_patch.wrap(_fa4)\n\n\n"
+                         "def forward(q, k, v):\n"
+                         "    return attn(q, k, v, causal=True, window_size=(-1, 0))\n"}
+case("fa4_patch_shadowed_by_the_tree",
+     {**_OWN_PATCH, "fa4_patch/__init__.py": "def wrap(fn):\n    return fn\n"},
+     "import attn\nattn.forward(1, 2, 3)\n", "unsafe",
+     why="the tree's fa4_patch.wrap normalises nothing: TE's (-1, 0) reaches FA4")
+case("fa4_patch_shadowed_by_the_tree/twin", dict(_OWN_PATCH),
+     "import attn\nattn.forward(1, 2, 3)\n", "safe",
+     why="this project's fa4_patch.wrap turns -1 into None")
+
+# 135. this project's ``fa4_patch`` changed by the tree (``fa4_patch.wrap = ...``, a store into
+# one of its modules, the module handed on): the sandbox runs the package as shipped, so a
+# proof through it would not be about what the tree runs -- it was "safe". Now such a tree's
+# fa4_patch wrappers are judged as code the pass cannot see. The twin only reads an attribute
+_PATCHED_PATCH = ("import fa4_patch\n"
+                  "from flash_attn.cute.interface import flash_attn_func as _fa4\n\n"
+                  "{change}\n"
+                  "attn = fa4_patch.wrap(_fa4)\n\n\n"
+                  "def forward(q, k, v):\n"
+                  "    return attn(q, k, v, causal=True, window_size=(-1, 0))\n")
+case("fa4_patch_changed_by_the_tree",
+     {"attn.py": _PATCHED_PATCH.format(change="fa4_patch.wrap = lambda fn: fn\n")},
+     "import attn\nattn.forward(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the replaced wrap normalises nothing: TE's (-1, 0) reaches FA4")
+case("fa4_patch_changed_by_the_tree/twin",
+     {"attn.py": _PATCHED_PATCH.format(change="WRAPPER = fa4_patch.wrap.__name__\n")},
+     "import attn\nattn.forward(1, 2, 3)\n", "safe",
+     why="reading a name changes nothing: this project's wrap turns -1 into None")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
