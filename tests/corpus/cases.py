@@ -2714,9 +2714,9 @@ case("tuple_only_wrapper_over_tuple_calls/twin", {"m.py": _TUPLE_ONLY.format(w="
 # 131. a forwarder behind a decorator of the tree that normalises (``@to_fa4_windows def
 # attend(*a, **kw): return flash_attn_func(*a, **kw)``): the callers' ``**kw`` was read as
 # reaching the body unchanged, so a correct fix was "broken" with TE's (-1, 0) as the
-# counterexample. What a decorator that may put another function in its place hands the body
-# is not what the callers pass: the body's parameters keep their outside values, and the
-# decorated forwarder is judged by running it (the decorator around the body) in the
+# counterexample. What a decorator that may put another function in its place hands the
+# body's ``**`` parameter is not what the callers pass: none of their entries is read there,
+# and the decorated forwarder is judged by running it (the decorator around the body) in the
 # sandbox. The twin has no decorator: the callers' (-1, 0) reaches FA4
 _DECORATED_FORWARDER = (
     "import functools\n\nfrom flash_attn.cute.interface import flash_attn_func\n\n\n"
