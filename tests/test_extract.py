@@ -203,3 +203,28 @@ def test_window_free_names_are_measured():
                     carriers.update(names)
     assert {"FlashAttnFunc", "FlashAttnVarlenFunc", "_flash_attn_fwd"} <= carriers
     assert not carriers & WINDOW_FREE, sorted(carriers & WINDOW_FREE)
+
+
+@pytest.mark.parametrize("where, code", [
+    ("flash_attn/cute/__init__.py",
+     "from . import interface as _i\n\n\ndef _other(causal, l, r):\n    return causal, False, l, r\n\n\n"
+     "_i._resolve = _other\n"),
+    ("flash_attn/__init__.py",
+     "import flash_attn.cute.interface as _i\n\nsetattr(_i, '_resolve', lambda c, l, r: (c, False, l, r))\n"),
+    ("flash_attn/cute/interface.py",
+     "\n\ndef _swap():\n    global _resolve\n    _resolve = lambda c, l, r: (c, False, l, r)\n"),
+    ("flash_attn/cute/interface.py",
+     "\n\nglobals()['_resolve'] = lambda c, l, r: (c, False, l, r)\n"),
+])
+def test_resolver_replaced_at_run_time_fails_closed(tmp_path, where, code):
+    """Guards against a table read off a def the entry points no longer call: the package's
+    ``__init__`` (which runs first), a ``setattr``, a ``global`` rebinding or a namespace write
+    puts another function in its place at run time."""
+    root = tmp_path / "fa"
+    shutil.copytree(FIX / "decorated", root)
+    with open(root / where, "a") as f:
+        f.write(code)
+    with pytest.raises(AuditError, match="replaced at run time|function rebinds"):
+        extract_fa4(root)
+    # the untouched copy is read as before
+    assert _one("decorated").name == "_resolve"

@@ -428,7 +428,9 @@ class _Tree:
 
     def digest(self) -> str:
         h = hashlib.sha256(f"schema{SCHEMA}".encode())
-        for p in self.files:
+        # the parent package's own modules too: its __init__ runs first and may change cute's
+        # names (``_replaced_at_run_time``)
+        for p in self.files + sorted((self.root / "flash_attn").glob("*.py")):
             h.update(self.rel(p).encode() + b"\0")
             h.update(p.read_bytes())
         return h.hexdigest()
@@ -1148,6 +1150,10 @@ def extract_fa4(root: Path, *, use_cache: bool = True) -> list[Extracted]:
             continue
         callee_expr, call_node = call
         d = _locate_callee(tree, entry, callee_expr)
+        replaced = _replaced_at_run_time(tree, Path(root), d.node.name)
+        if replaced:
+            raise AuditError(f"{replaced}: {d.node.name} is replaced at run time; cannot tell "
+                             f"which function {ep} calls as its window resolver")
         decos = _check_decorators(d)
         args, kwargs = _call_arguments(entry, call_node)
         bound = _bound_template(entry.path, call_node.lineno, d.node, args, kwargs, ep)
@@ -1170,6 +1176,50 @@ def extract_fa4(root: Path, *, use_cache: bool = True) -> list[Extracted]:
     if use_cache:
         _store_cached("fa4", digest, out)
     return out
+
+
+def _replaced_at_run_time(tree: _Tree, root: Path, name: str) -> str | None:
+    """Where code of the FA4 package rebinds ``name`` other than by a module-level statement
+    of its own module (which ``_resolve_module_name`` reads, the last binding winning): a store
+    of that attribute on anything (``interface._resolve_causal_local_window = f`` in
+    ``flash_attn/cute/__init__.py``), ``setattr``/``delattr`` naming it, a namespace written by
+    that key (``globals()[...]``, ``vars(m)[...]``, ``m.__dict__[...]``), or a function that
+    declares it ``global`` and assigns it. None when nothing does."""
+    files = list(tree.files) + sorted((root / "flash_attn").glob("*.py"))
+    # every way below names it as an attribute, a string or in a ``global`` statement: a file
+    # that does none of these is not parsed (the text search is a superset of the walk)
+    maybe = re.compile(r"\.\s*" + re.escape(name) + r"\b|['\"]" + re.escape(name)
+                       + r"['\"]|\bglobal\b[^\n]*\b" + re.escape(name) + r"\b")
+    for p in files:
+        try:
+            text = tree.text(p, keep=False) if p in tree.files else p.read_text(
+                encoding="utf-8")
+        except (OSError, UnicodeDecodeError, AuditError):
+            continue
+        if name not in text or not maybe.search(text):
+            continue
+        try:
+            mod = tree.module(p) if p in tree.files else ast.parse(text)
+        except (SyntaxError, ValueError, AuditError):
+            return f"{p.relative_to(root).as_posix()} does not parse"
+        rel = p.relative_to(root).as_posix()
+        for n in ast.walk(mod):
+            if isinstance(n, ast.Attribute) and n.attr == name and \
+                    isinstance(n.ctx, (ast.Store, ast.Del)):
+                return f"{rel}:{n.lineno} stores {ast.unparse(n)}"
+            if isinstance(n, ast.Call) and (_dotted(n.func) or "").rsplit(".", 1)[-1] in (
+                    "setattr", "delattr", "__setattr__", "__delattr__") and \
+                    any(isinstance(a, ast.Constant) and a.value == name for a in n.args):
+                return f"{rel}:{n.lineno} sets it by name"
+            if isinstance(n, ast.Subscript) and isinstance(n.ctx, (ast.Store, ast.Del)) and \
+                    isinstance(n.slice, ast.Constant) and n.slice.value == name:
+                return f"{rel}:{n.lineno} writes it into a namespace"
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                    isinstance(g, ast.Global) and name in g.names for g in ast.walk(n)) and any(
+                    isinstance(x, ast.Name) and x.id == name and isinstance(x.ctx, ast.Store)
+                    for x in ast.walk(n)):
+                return f"{rel}:{n.lineno} {n.name} rebinds it (global)"
+    return None
 
 
 def _unique_by_fingerprint(tree: _Tree, group: list[_Def], callee: str, entry: _Def) -> _Def:
