@@ -160,6 +160,8 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
         # this project's fa4_patch is what the tree's fa4_patch.wrap runs, unless the tree
         # may change it: then its wrappers are judged like any other code it cannot see
         index.fa4_patch_tampered = RC.fa4_patch_tampering(index)
+        # a name bound from FA4 may hold what the tree put in FA4's namespace instead
+        index.fa4_written = RC.fa4_module_writes(index)
     finally:
         parser.finish()
     BH.prewarm()        # the behaviour sandbox's interpreter starts while the flow runs

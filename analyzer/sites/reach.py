@@ -203,6 +203,8 @@ class TreeIndex:
         # why this project's fa4_patch may not be what the tree runs ("": it is; set by the
         # pipeline from ``fa4_patch_tampering``; the sandbox then does not serve it)
         self.fa4_patch_tampered = ""
+        # where the tree stores into a FlashAttention module ("": nowhere; ``fa4_module_writes``)
+        self.fa4_written = ""
         for rel, raw in sorted(data.items()):
             name, is_pkg = modname(rel)
             try:
@@ -1397,8 +1399,31 @@ def fa4_patch_tampering(index: "TreeIndex") -> str:
     for m in sorted(index.modules):
         if m == "fa4_patch" or m.startswith("fa4_patch."):
             return f"the tree has its own {m}"
+    why = _namespace_writes(index, "fa4_patch", subs, handed_on=True)
+    if why:
+        return why
+    changed = next((c for info in index.modules.values() if info.error is None
+                    for c in import_system_changes(info.source)
+                    if not path_insert_into_tree(info, c[0])), None)
+    if changed is not None:
+        return f"the tree changes where Python finds modules ({changed[2]})"
+    return ""
+
+
+def fa4_module_writes(index: "TreeIndex") -> str:
+    """Where the tree stores into a FlashAttention module's namespace ("" when it does not):
+    ``interface.flash_attn_func = fix(interface.flash_attn_func)``, a ``setattr``, a
+    ``sys.modules`` entry naming it. A name bound from FA4 may then hold the raw function or
+    the one put in its place, as the import order decides."""
+    return _namespace_writes(index, "flash_attn", {"cute", "interface"}, handed_on=False)
+
+
+def _namespace_writes(index: "TreeIndex", package: str, subs: set, handed_on: bool) -> str:
+    """The first store into the namespace of ``package`` or one of its modules (``subs``: the
+    submodule names a ``from package import x`` may bind), through the names the tree binds to
+    them; with ``handed_on`` a module handed on as a value counts too."""
     for m, info in sorted(index.modules.items()):
-        if info.error is not None or "fa4_patch" not in info.source:
+        if info.error is not None or package not in info.source:
             continue
         t = info.tree
         if t is None:
@@ -1407,38 +1432,37 @@ def fa4_patch_tampering(index: "TreeIndex") -> str:
         for node in _stmt_imports(t):
             if isinstance(node, ast.Import):
                 for a in node.names:
-                    if a.name == "fa4_patch" or a.name.startswith("fa4_patch."):
-                        names.add(a.asname or "fa4_patch")
+                    if a.name == package or a.name.startswith(package + "."):
+                        names.add(a.asname or package)
             elif not node.level and node.module and (
-                    node.module == "fa4_patch" or node.module.startswith("fa4_patch.")):
+                    node.module == package or node.module.startswith(package + ".")):
                 for a in node.names:
-                    if a.name == "*" or (node.module == "fa4_patch" and a.name in subs):
+                    if a.name == "*" or a.name in subs:
                         names.add(a.asname or a.name)
         for n in walk(t):
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and \
-                    n.value.startswith("fa4_patch") and \
+                    n.value.startswith(package) and \
                     "modules" in ast.unparse(astutil.parent(n) or n):
-                return f"{info.path}:{n.lineno} names fa4_patch in sys.modules"
+                return f"{info.path}:{n.lineno} names {package} in sys.modules"
             if not (isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)):
                 continue
             top = n
             p = astutil.parent(top)
             while isinstance(p, ast.Attribute) and p.value is top:
                 if p.attr in ("__dict__", "__setattr__", "__delattr__"):
-                    return f"{info.path}:{p.lineno} reaches into fa4_patch's namespace"
+                    return f"{info.path}:{p.lineno} reaches into {package}'s namespace"
                 top = p
                 p = astutil.parent(top)
-            if top is not n and isinstance(top.ctx, ast.Load) and not (
-                    isinstance(p, ast.Call) and top in p.args
-                    and isinstance(p.func, ast.Name) and p.func.id in ("setattr", "delattr")):
-                continue        # a read of an attribute (a call of fa4_patch.wrap included)
-            return (f"{info.path}:{n.lineno} stores into fa4_patch or hands the module on "
-                    f"({' '.join(ast.unparse(p if p is not None else n).split())[:60]})")
-    changed = next((c for info in index.modules.values() if info.error is None
-                    for c in import_system_changes(info.source)
-                    if not path_insert_into_tree(info, c[0])), None)
-    if changed is not None:
-        return f"the tree changes where Python finds modules ({changed[2]})"
+            if isinstance(p, ast.Call) and top in p.args and isinstance(p.func, ast.Name) \
+                    and p.func.id in ("setattr", "delattr"):
+                return (f"{info.path}:{n.lineno} sets an attribute of {package} "
+                        f"({' '.join(ast.unparse(p).split())[:60]})")
+            if top is not n and isinstance(top.ctx, (ast.Store, ast.Del)):
+                return (f"{info.path}:{n.lineno} stores into {package} "
+                        f"({' '.join(ast.unparse(top).split())[:60]})")
+            if top is n and handed_on:
+                return (f"{info.path}:{n.lineno} hands {package} on "
+                        f"({' '.join(ast.unparse(p if p is not None else n).split())[:60]})")
     return ""
 
 

@@ -517,6 +517,15 @@ class Judge:
                         j = self._through_chain(v, res, wv, wv.pairs)
                     else:
                         j = P.judge_pairs(res, wv.pairs, wv.causal, wv.causal_known)
+                    written = getattr(self.index, "fa4_written", "") if not v.chain else ""
+                    if j.status == "broken" and written:
+                        # FA4's own name may hold what the tree stored in its place
+                        statuses.append("unknown")
+                        witnesses.append(f"{v.entry.name}: the tree replaces names of FA4's "
+                                         f"modules ({written}): which function this call "
+                                         f"reaches depends on the import order; the raw one: "
+                                         f"{j.witness}")
+                        continue
                     if j.status == "broken":
                         statuses.append("broken")
                         chain_note = (f" through {' -> '.join(w.label for w in reversed(v.chain))}"

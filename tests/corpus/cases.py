@@ -2819,5 +2819,36 @@ case("fa4_patch_changed_by_the_tree/twin",
      "import attn\nattn.forward(1, 2, 3)\n", "safe",
      why="reading a name changes nothing: this project's wrap turns -1 into None")
 
+# 136. FA4's entry point replaced in FA4's own module by the tree
+# (``interface.flash_attn_func = fix(interface.flash_attn_func)``) before another module binds
+# it by ``from flash_attn.cute.interface import flash_attn_func``: the binding was read as the
+# raw function and the call "broken", with a counterexample that never happens (the package
+# imports the patch first). Which function such a binding holds depends on the import order:
+# unknown, never broken on that word. The twin does not patch FA4: the raw function gets -1
+_PATCHED_FA4 = {
+    "pkg/__init__.py": "from pkg import patch_fa4  # noqa: F401\nfrom pkg import layer  # noqa: F401\n",
+    "pkg/patch_fa4.py": "import flash_attn.cute.interface as fa4\n\n\n"
+                        "def _fixed(fn):\n"
+                        "    def inner(*args, **kwargs):\n"
+                        "        w = kwargs.get('window_size')\n"
+                        "        if w is not None:\n"
+                        "            kwargs['window_size'] = tuple(None if x is not None and x < 0 "
+                        "else x for x in w)\n"
+                        "        return fn(*args, **kwargs)\n"
+                        "    return inner\n\n\n{patch}",
+    "pkg/layer.py": "from flash_attn.cute.interface import flash_attn_func\n\n\n"
+                    "def forward(q, k, v):\n"
+                    "    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n"}
+case("fa4_entry_point_replaced_in_its_module",
+     {p: s.format(patch="fa4.flash_attn_func = _fixed(fa4.flash_attn_func)\n")
+      for p, s in _PATCHED_FA4.items()},
+     "import pkg.layer\npkg.layer.forward(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="the package patches FA4 before layer binds it: (None, 0) reaches FA4 here, but the "
+         "pass cannot tell the import order")
+case("fa4_entry_point_replaced_in_its_module/twin",
+     {p: s.format(patch="") for p, s in _PATCHED_FA4.items()},
+     "import pkg.layer\npkg.layer.forward(1, 2, 3)\n", "unsafe",
+     why="FA4 is not patched: TE's (-1, 0) reaches it")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
