@@ -156,6 +156,9 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
         index = RC.TreeIndex(data)
         sums = RC.summaries(index, use_cache)
         declared = RC.declared_modules(root, fa4_modules)
+        # FA4 vendored by another distribution (vLLM's vllm.vllm_flash_attn.cute) and
+        # imported from outside the tree
+        declared += [m for m in RC.vendored_elsewhere(index, sums) if m not in declared]
         reach = RC.compute(index, sums, declared)
         # this project's fa4_patch is what the tree's fa4_patch.wrap runs, unless the tree
         # may change it: then its wrappers are judged like any other code it cannot see

@@ -2155,6 +2155,29 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
     return r
 
 
+# FA4's CuTe package vendored by another distribution and imported from outside the tree
+# (vLLM's ``vllm.vllm_flash_attn.cute``, a ``<pkg>.flash_attn.cute``): a ``cute`` package under
+# a package whose name holds ``flash_attn``. Its code is not in the tree to be recognised by
+# content; FA2 and FA3 have no ``cute`` package
+_VENDORED_ELSEWHERE_RE = re.compile(r"^((?:[\w]+\.)*[\w]*flash_attn[\w]*\.cute)(?:\.|$)")
+
+
+def vendored_elsewhere(index: "TreeIndex", sums: dict) -> list[str]:
+    """FA4 copies vendored by another distribution that the tree imports (module names, each
+    package with its ``interface``): counted as FA4 origins like declared ones."""
+    out: set[str] = set()
+    for s in sums.values():
+        for _line, _col, ref in s.uses:
+            names = [ref[1]] + ([f"{ref[1]}.{ref[2]}"] if ref[0] == "imp" and ref[2] else [])
+            for name in names:
+                mt = _VENDORED_ELSEWHERE_RE.match(name or "")
+                if mt is None or mt.group(1).startswith("flash_attn.") or \
+                        index.tree_module(mt.group(1)) is not None:
+                    continue
+                out.update((mt.group(1), mt.group(1) + ".interface"))
+    return sorted(out)
+
+
 def declared_modules(root: Path, extra: Iterable[str] = ()) -> list[str]:
     """``--fa4-module`` values plus ``fa4-modules`` from ``[tool.fa4-audit]`` in the audited
     tree's ``pyproject.toml`` (its root, or the folder above a package dir)."""

@@ -2850,5 +2850,19 @@ case("fa4_entry_point_replaced_in_its_module/twin",
      "import pkg.layer\npkg.layer.forward(1, 2, 3)\n", "unsafe",
      why="FA4 is not patched: TE's (-1, 0) reaches it")
 
+# 137. FA4 vendored by another distribution and imported from outside the tree (vLLM's
+# ``vllm.vllm_flash_attn.cute.interface``, as projects built on vLLM call it): only
+# ``flash_attn.cute``, copies in the tree and declared modules were FA4, so the tree was "no
+# FA4 here". A ``cute`` package under a package named for flash_attn is now an FA4 origin.
+# The twin passes FA4's own unbounded sentinel
+_VLLM_FA4 = ("from vllm.vllm_flash_attn.cute.interface import flash_attn_varlen_func\n\n\n"
+             "def forward(q, k, v, cu_q, cu_k):\n"
+             "    return flash_attn_varlen_func(q, k, v, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,\n"
+             "                                  causal=True, window_size=({left}, 0))\n")
+case("fa4_vendored_by_another_distribution", {"attn.py": _VLLM_FA4.format(left="-1")},
+     "", "unsafe", oracle=False, why="vLLM's FA4 copy gets TE's (-1, 0)")
+case("fa4_vendored_by_another_distribution/twin", {"attn.py": _VLLM_FA4.format(left="None")},
+     "", "safe", oracle=False, why="(None, 0) is causal on every release")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
