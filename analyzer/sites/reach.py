@@ -1301,15 +1301,23 @@ def _named_in_tree(info: "ModuleInfo", names, read) -> list[tuple[int, int, str]
     return out
 
 
-# changes to where Python finds modules. Each pattern starts with a literal (``re`` then
-# searches by prefix); a ``__path__`` rebuilt by ``pkgutil.extend_path`` (the namespace idiom:
-# the same package name elsewhere on ``sys.path``) is not a change
-_IMPORT_SYSTEM_RE = re.compile(
-    r"sys[ \t]*\.[ \t]*path[ \t]*(?:\.[ \t]*(?:insert|append|extend|__setitem__|__iadd__)[ \t]*\("
-    r"|\[[^\]\n]*\][ \t]*=(?!=)|\+=|=(?!=))"
-    r"|__path__[ \t]*(?:\.[ \t]*(?:insert|append|extend|__setitem__)[ \t]*\(|\+=|=(?!=)(?![^\n]*extend_path\())"
-    r"|meta_path|path_hooks|path_importer_cache|addsitedir"
-    r"|from[ \t]+sys[ \t]+import[^\n]*\bpath\b")
+# changes to where Python finds modules: one pattern per literal it starts with (``re`` then
+# searches by that prefix; an alternation of them would try every position); a ``__path__``
+# rebuilt by ``pkgutil.extend_path`` (the namespace idiom: the same package name elsewhere on
+# ``sys.path``) is not a change
+_IMPORT_SYSTEM_RES = (
+    ("sys", re.compile(
+        r"sys[ \t]*\.[ \t]*path[ \t]*(?:\.[ \t]*(?:insert|append|extend|__setitem__|__iadd__)"
+        r"[ \t]*\(|\[[^\]\n]*\][ \t]*=(?!=)|\+=|=(?!=))")),
+    ("__path__", re.compile(
+        r"__path__[ \t]*(?:\.[ \t]*(?:insert|append|extend|__setitem__)[ \t]*\(|\+=|=(?!=)"
+        r"(?![^\n]*extend_path\())")),
+    ("meta_path", re.compile(r"meta_path")),
+    ("path_hooks", re.compile(r"path_hooks")),
+    ("path_importer_cache", re.compile(r"path_importer_cache")),
+    ("addsitedir", re.compile(r"addsitedir")),
+    ("import", re.compile(r"from[ \t]+sys[ \t]+import[^\n]*\bpath\b")),
+)
 
 
 def import_system_changes(src: str) -> list[tuple[int, int, str]]:
@@ -1317,15 +1325,30 @@ def import_system_changes(src: str) -> list[tuple[int, int, str]]:
     insert into ``sys.path`` or a package's ``__path__``, an import hook (``sys.meta_path``,
     ``sys.path_hooks``), ``site.addsitedir``, ``sys.path`` imported by name. Read off the text
     (comment lines skipped)."""
+    hits = []
+    for needle, pat in _IMPORT_SYSTEM_RES:
+        if needle in src:
+            hits.extend(mt.start() for mt in pat.finditer(src))
     out = []
-    for mt in _IMPORT_SYSTEM_RE.finditer(src):
-        bol = src.rfind("\n", 0, mt.start()) + 1
-        if src[bol:mt.start()].lstrip().startswith("#"):
+    for start in sorted(set(hits)):
+        bol = src.rfind("\n", 0, start) + 1
+        if src[bol:start].lstrip().startswith("#"):
             continue
-        eol = src.find("\n", mt.start())
+        eol = src.find("\n", start)
         text = " ".join(src[bol:eol if eol >= 0 else len(src)].split())[:80]
-        out.append((src.count("\n", 0, mt.start()) + 1, mt.start() - bol + 1, text))
+        out.append((src.count("\n", 0, start) + 1, start - bol + 1, text))
     return out
+
+
+def import_system_changes_of(info: "ModuleInfo") -> list[tuple[int, int, str]]:
+    """``import_system_changes`` of a module, outside the tree excepted (a folder of the tree
+    put on the path: ``path_insert_into_tree``), read once per module."""
+    got = info.__dict__.get("_import_changes")
+    if got is None:
+        got = [] if info.error is not None else [
+            c for c in import_system_changes(info.source) if not path_insert_into_tree(info, c[0])]
+        info._import_changes = got
+    return got
 
 
 def path_insert_into_tree(info: "ModuleInfo", line: int) -> bool:
@@ -1402,9 +1425,8 @@ def fa4_patch_tampering(index: "TreeIndex") -> str:
     why = _namespace_writes(index, "fa4_patch", subs, handed_on=True)
     if why:
         return why
-    changed = next((c for info in index.modules.values() if info.error is None
-                    for c in import_system_changes(info.source)
-                    if not path_insert_into_tree(info, c[0])), None)
+    changed = next((c for m in sorted(index.modules)
+                    for c in import_system_changes_of(index.modules[m])), None)
     if changed is not None:
         return f"the tree changes where Python finds modules ({changed[2]})"
     return ""
@@ -1418,16 +1440,106 @@ def fa4_module_writes(index: "TreeIndex") -> str:
     return _namespace_writes(index, "flash_attn", {"cute", "interface"}, handed_on=False)
 
 
+def _only_in_comments(src: str, word: str) -> bool:
+    """Every occurrence of ``word`` in ``src`` is inside a comment (read by the lexer of
+    literals and comments: a word in a string is not in a comment)."""
+    import bisect
+    spans = [mt.span() for mt in _LEXEME_RE.finditer(src) if mt.group().startswith("#")]
+    starts = [a for a, _ in spans]
+    for hit in re.finditer(re.escape(word), src):
+        i = bisect.bisect_right(starts, hit.start()) - 1
+        if not (i >= 0 and spans[i][0] <= hit.start() < spans[i][1]):
+            return False
+    return True
+
+
+def _stores_through(info: "ModuleInfo", t: ast.Module, package: str, subs: set) -> str:
+    """``_namespace_writes`` without a parent map: the store targets of the module (and the
+    ``setattr``/``delattr`` calls) rooted at a name bound to ``package`` or one of its
+    modules, or at a ``sys.modules`` entry naming it."""
+    names: set[str] = set()
+    for node in _stmt_imports(t):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == package or a.name.startswith(package + "."):
+                    names.add(a.asname or package)
+        elif not node.level and node.module and (
+                node.module == package or node.module.startswith(package + ".")):
+            for a in node.names:
+                if a.name == "*" or a.name in subs:
+                    names.add(a.asname or a.name)
+
+    src = info.source
+    # what the walk below can find needs one of these in the text: a name bound to the
+    # package followed by an attribute, or ``sys.modules`` (the walk is skipped without)
+    if "modules" not in src and not any(
+            re.search(r"\b" + re.escape(nm) + r"\s*[.\[]", src) for nm in names):
+        return ""
+
+    def rooted(e) -> bool:
+        while isinstance(e, (ast.Attribute, ast.Subscript)):
+            if isinstance(e, ast.Subscript) and _dotted(e.value) == "sys.modules" and \
+                    isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str) and \
+                    e.slice.value.startswith(package):
+                return True
+            e = e.value
+        return isinstance(e, ast.Name) and e.id in names
+
+    for n in ast.walk(t):
+        targets: list = []
+        if isinstance(n, ast.Assign):
+            targets = n.targets
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
+            targets = [n.target]
+        elif isinstance(n, ast.Delete):
+            targets = n.targets
+        elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+            targets = [n.target]
+        elif isinstance(n, ast.withitem) and n.optional_vars is not None:
+            targets = [n.optional_vars]
+        elif isinstance(n, ast.NamedExpr):
+            targets = [n.target]
+        elif isinstance(n, ast.Call) and (_dotted(n.func) or "").rsplit(".", 1)[-1] in (
+                "setattr", "delattr", "__setattr__", "__delattr__") and n.args and \
+                rooted(n.args[0]) or isinstance(n, ast.Call) and \
+                (_dotted(n.func) or "").endswith("modules.__setitem__"):
+            return (f"{info.path}:{n.lineno} sets an attribute of {package} "
+                    f"({' '.join(ast.unparse(n).split())[:60]})")
+        stack = list(targets)
+        while stack:
+            tg = stack.pop()
+            if isinstance(tg, (ast.Tuple, ast.List)):
+                stack.extend(tg.elts)
+            elif isinstance(tg, ast.Starred):
+                stack.append(tg.value)
+            elif isinstance(tg, (ast.Attribute, ast.Subscript)) and rooted(tg):
+                return (f"{info.path}:{tg.lineno} stores into {package} "
+                        f"({' '.join(ast.unparse(tg).split())[:60]})")
+        if isinstance(n, (ast.Attribute, ast.Name)) and \
+                getattr(n, "attr", getattr(n, "id", "")) in ("__dict__",) and rooted(n):
+            return f"{info.path}:{n.lineno} reaches into {package}'s namespace"
+        if isinstance(n, ast.Attribute) and n.attr in ("__dict__", "__setattr__",
+                                                       "__delattr__") and rooted(n.value):
+            return f"{info.path}:{n.lineno} reaches into {package}'s namespace"
+    return ""
+
+
 def _namespace_writes(index: "TreeIndex", package: str, subs: set, handed_on: bool) -> str:
     """The first store into the namespace of ``package`` or one of its modules (``subs``: the
     submodule names a ``from package import x`` may bind), through the names the tree binds to
     them; with ``handed_on`` a module handed on as a value counts too."""
     for m, info in sorted(index.modules.items()):
-        if info.error is not None or package not in info.source:
+        if info.error is not None or package not in info.source or \
+                _only_in_comments(info.source, package):
             continue
-        t = info.tree
+        t = info.tree if handed_on else info.bare_tree
         if t is None:
             return f"{info.path} does not parse"
+        if not handed_on:
+            why = _stores_through(info, t, package, subs)
+            if why:
+                return why
+            continue
         names: set[str] = set()
         for node in _stmt_imports(t):
             if isinstance(node, ast.Import):
@@ -2121,9 +2233,7 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
     # a change to where Python finds modules (``sys.path``, a package's ``__path__``, an
     # import hook): a module from outside the tree, whatever its name, may be FA4's code
     changes = [(index.modules[m].path, c) for m in sorted(index.modules)
-               if index.modules[m].error is None
-               for c in import_system_changes(index.modules[m].source)
-               if not path_insert_into_tree(index.modules[m], c[0])]
+               for c in import_system_changes_of(index.modules[m])]
     for path, (line, col, text) in changes:
         escaping.append((path, DynamicImport(
             line, col, text, None, True,
