@@ -1,0 +1,89 @@
+"""analyzer.sites.reach: the text-level rules that widen reach (a string naming FA4, a change
+to the import system, a folder of the tree put on sys.path, a callee read through the tree's
+module-level bindings). Each is read off the text first for speed, so each must stay a
+superset of what the syntax says."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.sites import reach as RC
+
+
+def _index(files: dict) -> RC.TreeIndex:
+    return RC.TreeIndex({p: s.encode() for p, s in files.items()})
+
+
+@pytest.mark.parametrize("src, hit", [
+    ("import pickle\nFN = pickle.loads(b'cflash_attn.cute.interface\\nf\\n.')\n", True),
+    ("X = '''\nflash_attn.cute.interface\n'''\n", True),          # a multi-line string
+    ("X = f\"{'flash_attn.cute'}\"\n", True),                      # inside an f-string
+    ("P = '/opt/fa/flash_attn/cute/interface.py'\n", True),        # the path spelling
+    ("# see flash_attn.cute.interface\nx = 1\n", False),           # a comment
+    ("from flash_attn.cute.interface import flash_attn_func\n", False),   # an import
+    ("import importlib\nm = importlib.import_module('flash_attn.cute.interface')\n", False),
+])
+def test_strings_naming_fa4(src, hit):
+    """Guards against a false "no FA4 here" where a loader the pass does not know reads FA4's
+    name from a string (pickle, hydra's get_method), and against flagging comments, imports
+    and the constant dynamic imports the graph already reads."""
+    ix = _index({"m.py": src})
+    info = ix.modules["m"]
+    dyn = RC.summaries(ix, False)["m"].dynamic
+    got = RC.fa4_named_in_strings(info, ["flash_attn.cute", "flash_attn.cute.interface"], dyn)
+    assert bool(got) is hit, got
+
+
+@pytest.mark.parametrize("src, hit", [
+    ("import sys\nsys.path.insert(0, d)\n", True),
+    ("import sys\nsys.path = [d] + sys.path\n", True),
+    ("import sys\nsys.path += [d]\n", True),
+    ("import sys\nsys.path[0:0] = [d]\n", True),
+    ("__path__.append(d)\n", True),
+    ("import sys\nsys.meta_path.insert(0, Finder())\n", True),
+    ("import site\nsite.addsitedir(d)\n", True),
+    ("from sys import path\npath.append(d)\n", True),
+    ("import sys\nif d not in sys.path:\n    pass\n", False),      # a read
+    ("import pkgutil\n__path__ = pkgutil.extend_path(__path__, __name__)\n", False),
+    ("# sys.path.insert(0, d)\n", False),
+])
+def test_import_system_changes(src, hit):
+    """Guards against trusting an import from outside the tree after the tree changed where
+    Python finds modules (``import interface`` may then be FA4's), and against reads or the
+    namespace-package idiom counting as a change."""
+    assert bool(RC.import_system_changes(src)) is hit
+
+
+@pytest.mark.parametrize("call, inside", [
+    ("os.path.join(os.path.dirname(os.path.abspath(__file__)), 'third_party', 'fa')", True),
+    ("str(Path(__file__).parent / 'vendor')", True),
+    ("os.path.dirname(__file__)", True),
+    ("os.path.join(os.path.dirname(__file__), '..', '..')", False),   # above the tree
+    ("os.path.join(os.path.dirname(__file__), os.environ['X'])", False),
+    ("'/opt/flash-attention/flash_attn/cute'", False),
+    ("os.environ['FA_DIR']", False),
+])
+def test_sys_path_insert_into_the_tree(call, inside):
+    """Guards both ways: a folder of the tree put on sys.path (vendored copies by a shorter
+    name, which the flow follows) is not a change to trust less; any other folder is."""
+    ix = _index({"pkg/m.py": f"import os, sys\nfrom pathlib import Path\nsys.path.insert(0, {call})\n"})
+    assert RC.path_insert_into_tree(ix.modules["pkg.m"], 3) is inside
+
+
+def test_callee_read_through_imports_is_resolved_only_to_defs_and_classes():
+    """Guards against a false "no FA4 here": a window call through ``from a import FN`` where
+    ``a`` assigns FN from a computed import was taken as resolved, like a call of a def."""
+    ix = _index({
+        "a.py": "import importlib, os\nFN = importlib.import_module(os.environ['M']).f\n\n\n"
+                "def attend(q):\n    return q\n\n\nclass K:\n    @staticmethod\n"
+                "    def run(q):\n        return q\n\n\nfrom b import helper\n",
+        "b.py": "def helper(q):\n    return q\n",
+        "c.py": "import b\nb.helper = None\n"})
+    tb = RC.TopBindings(ix)
+    assert not tb.resolved("a", ("FN",))
+    assert tb.resolved("a", ("attend",))
+    assert tb.resolved("a", ("K", "run"))
+    assert not tb.resolved("a", ("K", "other"))          # not in the class body
+    assert not tb.resolved("a", ("helper",))             # b.helper is stored elsewhere
+    assert tb.resolved("torch", ("nn", "functional"))    # outside the tree: trusted
+    assert not RC.TopBindings(ix, outside_trusted=False).resolved("torch", ("nn",))
