@@ -1453,10 +1453,10 @@ def _only_in_comments(src: str, word: str) -> bool:
     return True
 
 
-def _stores_through(info: "ModuleInfo", t: ast.Module, package: str, subs: set) -> str:
-    """``_namespace_writes`` without a parent map: the store targets of the module (and the
-    ``setattr``/``delattr`` calls) rooted at a name bound to ``package`` or one of its
-    modules, or at a ``sys.modules`` entry naming it."""
+def _names_bound_to(t: ast.Module, package: str, subs: set) -> set[str]:
+    """The names a module binds to ``package`` or one of its modules (``import package.x``
+    binds ``package``; ``from package import x`` binds ``x`` when it is a submodule, one of
+    ``subs``)."""
     names: set[str] = set()
     for node in _stmt_imports(t):
         if isinstance(node, ast.Import):
@@ -1468,7 +1468,14 @@ def _stores_through(info: "ModuleInfo", t: ast.Module, package: str, subs: set) 
             for a in node.names:
                 if a.name == "*" or a.name in subs:
                     names.add(a.asname or a.name)
+    return names
 
+
+def _stores_through(info: "ModuleInfo", t: ast.Module, package: str, subs: set) -> str:
+    """``_namespace_writes`` without a parent map: the store targets of the module (and the
+    ``setattr``/``delattr`` calls) rooted at a name bound to ``package`` or one of its
+    modules, or at a ``sys.modules`` entry naming it."""
+    names = _names_bound_to(t, package, subs)
     src = info.source
     # what the walk below can find needs one of these in the text: a name bound to the
     # package followed by an attribute, or ``sys.modules`` (the walk is skipped without)
@@ -1540,17 +1547,7 @@ def _namespace_writes(index: "TreeIndex", package: str, subs: set, handed_on: bo
             if why:
                 return why
             continue
-        names: set[str] = set()
-        for node in _stmt_imports(t):
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    if a.name == package or a.name.startswith(package + "."):
-                        names.add(a.asname or package)
-            elif not node.level and node.module and (
-                    node.module == package or node.module.startswith(package + ".")):
-                for a in node.names:
-                    if a.name == "*" or a.name in subs:
-                        names.add(a.asname or a.name)
+        names = _names_bound_to(t, package, subs)
         for n in walk(t):
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and \
                     n.value.startswith(package) and \
