@@ -2158,7 +2158,10 @@ def decide(calls, solver, text, judge: Judge) -> None:
         if not plan["pairs"] and not unknown and opairs:
             pairs = frozenset()
         wv = WindowValues(pairs, tuple(sorted(unknown)), causal, known,
-                          forms=BH.merged_forms(plan["forms"]), open_pairs=opairs,
+                          # a call that hands FA4 no window input passes none: FA4's
+                          # default, by the keyword-family forms (none by position)
+                          forms=BH.merged_forms(plan["forms"] or {"keyword"}),
+                          open_pairs=opairs,
                           outside=tuple(sorted({P.fmt_pair(*p) for p in bad}
                                                | plan["outside"])),
                           mapped=frozenset(plan["mapped"]),

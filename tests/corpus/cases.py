@@ -2864,5 +2864,20 @@ case("fa4_vendored_by_another_distribution", {"attn.py": _VLLM_FA4.format(left="
 case("fa4_vendored_by_another_distribution/twin", {"attn.py": _VLLM_FA4.format(left="None")},
      "", "safe", oracle=False, why="(None, 0) is causal on every release")
 
+# 138. ``functools.partial(flash_attn_func, causal=True)`` called with no window: a call that
+# hands FA4 no window input was judged in every call form of the chain, the positional ones
+# among them, where the partial's ``causal`` and a positional one collide (a TypeError, loud,
+# that never happens at this call) -- a false "broken". Such a call is now judged in the
+# keyword-family forms it uses. The twin passes TE's (-1, 0)
+_PARTIAL_CAUSAL = (FA + "import functools\n\n"
+                   "causal_attn = functools.partial(flash_attn_func, causal=True)\n\n\n"
+                   "def forward(q, k, v):\n"
+                   "    return causal_attn(q, k, v{kw})\n")
+case("partial_with_causal_no_window", {"m.py": _PARTIAL_CAUSAL.format(kw="")},
+     "import m\nm.forward(1, 2, 3)\n", "safe", why="no window reaches FA4: its default")
+case("partial_with_causal_no_window/twin",
+     {"m.py": _PARTIAL_CAUSAL.format(kw=", window_size=(-1, 0)")},
+     "import m\nm.forward(1, 2, 3)\n", "unsafe", why="TE's (-1, 0) reaches FA4")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
