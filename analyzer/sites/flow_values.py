@@ -451,7 +451,14 @@ class Values:
                 wref = self.wrapper_ref(ctx, func)
                 line = e.pos[0] if isinstance(e.pos[0], int) else 0
                 label = wref.label if len(args) == 1 else f"{wref.label}(..., +{len(args) - 1})"
-                wref = WrapRef(wref.kind if len(args) == 1 else "other", label, wref.key,
+                kind = wref.kind if len(args) == 1 else "other"
+                if len(args) > 1 and all(a.kind == "k" for a in args[1:]) and any(
+                        isinstance(v, ExtRef) and v.qual == "functools.partial"
+                        for v, _ in self.eval(ctx, func)):
+                    # ``functools.partial(fa4, causal=True, ...)``: keywords the call of it
+                    # passes unless it passes them itself (``verdicts.Judge.prefills``)
+                    kind = "partial"
+                wref = WrapRef(kind, label, wref.key,
                                (fn.mod.path, line, e.pos[1] if len(e.pos) > 1 else 0))
                 return frozenset(
                     (FAFunc(v.entry, v.chain + (wref,), None,

@@ -297,7 +297,9 @@ def _records(report: SitesReport, solver: Solver, analysis: Analysis, calls, sit
             rr = r.for_forms(used) if used else r
             report.wrappers.append(WrapperTrust(f"{label} [{entry}]", "behaviour", at[0], at[1],
                                                 label, rr.status == "proved", rr.witness))
-            if r.status != "proved" and r.alters:
+            if r.status != "proved" and r.alters and judge.prefills(chain) is None:
+                # (a chain of functools.partial calls with literal keywords changes nothing the
+                # call passes: each call through it is judged with them, ``verdicts``)
                 # a wrapper that changes windows: judged on the forms the tree's calls use
                 level = {"broken": "error", "unknown": "unknown"}.get(rr.status, "note") \
                     if used else "note"

@@ -24,7 +24,7 @@ from analyzer.sites.astutil import (index as astutil_index, indexed, parent as p
                                     walk)
 from analyzer.sites.coverage import site_line
 from analyzer.sites.flow_base import Unloaded, expr_label
-from analyzer.sites.flow import (ClassRef, FuncRef, container_escapes, fn_context,
+from analyzer.sites.flow import (ClassRef, FAFunc, FuncRef, container_escapes, fn_context,
                                  reaching_defs)
 from analyzer.sites.ir import Attr, Call, Either, ListExpr, Lit, Name
 from analyzer.sites.model import CallVerdict
@@ -490,6 +490,27 @@ class Judge:
                     return (f"{top}: the wrapper's own call of FA4, run in the sandbox as part "
                             f"of {w.label}; the calls through the wrapper carry the verdict")
         return None
+
+    def prefills(self, chain) -> dict | None:
+        """The ``causal`` and window keywords a chain made only of ``functools.partial`` calls
+        binds (outer partials over inner ones), each a literal; None for any other chain, or
+        where one of those keywords is not a literal or a ``**`` splat may carry one."""
+        if not chain or any(w.kind != "partial" or not w.at for w in chain):
+            return None
+        out: dict = {}
+        for w in chain:                         # innermost first: outer ones override
+            node, _ = self._call_node(*w.at)
+            if node is None:
+                return None
+            for k in node.keywords:
+                if k.arg is None:
+                    return None
+                if k.arg == "causal" or k.arg in N.WINDOW_KEYS:
+                    try:
+                        out[k.arg] = ast.literal_eval(k.value)
+                    except (ValueError, SyntaxError, TypeError):
+                        return None
+        return out
 
     # -- calls ---------------------------------------------------------------------------
     def call_verdicts(self, fa4_values, wv: WindowValues, chain_pairs=None
@@ -2005,6 +2026,56 @@ def _site_form(solver, site, expr) -> str:
     return "keyword"
 
 
+def _verdicts_with_prefills(judge, c, values, wv: WindowValues, plan, unknown):
+    """``judge.call_verdicts``, where the FA4 values reached through a chain of
+    ``functools.partial`` calls only (``Judge.prefills``) are judged as FA4 itself called with
+    the merged arguments: the partial's ``causal`` where the call passes none, its window
+    where the call hands FA4 no window input. A partial changes no argument the call passes,
+    so it is no wrapper to prove; its keywords are part of the call."""
+    plain, merged = [], []
+    passes_window = bool(plan["pairs"] or unknown or plan["opairs"] or plan["forms"])
+    passes_causal = any(a.kind in ("*", "**") or (a.kind == "k" and a.kw == "causal")
+                        for a in c["call"].args) or \
+        sum(1 for a in c["call"].args if a.kind == "p") > 3
+    for v in values:
+        pre = judge.prefills(v.chain)
+        if pre is None or (passes_window and set(pre) & set(N.WINDOW_KEYS)):
+            plain.append(v)
+            continue
+        pairs, causal, known = wv.pairs, wv.causal, wv.causal_known
+        if not passes_window and set(pre) & set(N.WINDOW_KEYS):
+            w = pre.get("window_size")
+            pair = tuple(w) if isinstance(w, (tuple, list)) and len(w) == 2 else \
+                (pre.get("window_size_left"), pre.get("window_size_right"))
+            if not all(x is None or (isinstance(x, int) and not isinstance(x, bool))
+                       for x in pair):
+                plain.append(v)
+                continue
+            pairs = frozenset({pair})
+        if not passes_causal and "causal" in pre:
+            if not isinstance(pre["causal"], (bool, type(None))):
+                plain.append(v)
+                continue
+            causal, known = (bool(pre["causal"]),), True
+        raw = FAFunc(v.entry, (), v.binding, v.via + (
+            f"through {' -> '.join(w.label for w in reversed(v.chain))}, judged with the "
+            f"keywords it binds",))
+        merged.append((raw, WindowValues(pairs, wv.unknown, causal, known, wv.via, wv.forms,
+                                         wv.open_pairs, wv.outside, wv.mapped,
+                                         wv.extra_keywords, wv.chain_gaps)))
+    if not merged:
+        return judge.call_verdicts(values, wv)
+    parts = [judge.call_verdicts(plain, wv)] if plain else []
+    parts += [judge.call_verdicts([raw], w2) for raw, w2 in merged]
+    out = []
+    for per in zip(*(p[1] for p in parts)):
+        st = worst(x.status for x in per)
+        wit = next((x.witness for x in per if x.status == st), "")
+        out.append(CallVerdict(per[0].release, st, wit,
+                               tuple(dict.fromkeys(q for x in per for q in x.pairs))))
+    return worst(x.status for x in out), tuple(out)
+
+
 def decide(calls, solver, text, judge: Judge) -> None:
     """Fill ``status``/``verdicts`` (and the legacy coverage fields) of every pending call."""
     from analyzer.sites.coverage import window_values
@@ -2168,7 +2239,7 @@ def decide(calls, solver, text, judge: Judge) -> None:
                           extra_keywords=_extra_keywords(c["call"]),
                           chain_gaps=tuple(_wrapper_positionals(judge, solver, c)))
         values = sorted({v for v, _ in c["fa4"]}, key=lambda v: (v.entry.qual, str(v.chain)))
-        status, verdicts = judge.call_verdicts(values, wv)
+        status, verdicts = _verdicts_with_prefills(judge, c, values, wv, plan, unknown)
         if status == "unknown":
             fw = judge.forwarder(c)
             if fw is not None and fw.status == "proved":

@@ -2879,5 +2879,20 @@ case("partial_with_causal_no_window/twin",
      {"m.py": _PARTIAL_CAUSAL.format(kw=", window_size=(-1, 0)")},
      "import m\nm.forward(1, 2, 3)\n", "unsafe", why="TE's (-1, 0) reaches FA4")
 
+# 139. ``functools.partial(flash_attn_func, causal=True, window_size=(None, 0))`` called with
+# no window: the partial was judged as a wrapper that changes the window the caller passed
+# (none, so FA4's full default, "narrowed" to causal) -- a false "broken". A chain of partials
+# with literal keywords changes nothing the call passes: the call is judged as FA4 called
+# with the merged arguments. The twin's partial binds TE's (-1, 0)
+_PARTIAL_WINDOW = (FA + "import functools\n\n"
+                   "causal_attn = functools.partial(flash_attn_func, causal=True, "
+                   "window_size=({left}, 0))\n\n\n"
+                   "def forward(q, k, v):\n"
+                   "    return causal_attn(q, k, v)\n")
+case("partial_prefilling_the_window", {"m.py": _PARTIAL_WINDOW.format(left="None")},
+     "import m\nm.forward(1, 2, 3)\n", "safe", why="FA4 gets causal=True, (None, 0)")
+case("partial_prefilling_the_window/twin", {"m.py": _PARTIAL_WINDOW.format(left="-1")},
+     "import m\nm.forward(1, 2, 3)\n", "unsafe", why="FA4 gets TE's (-1, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
