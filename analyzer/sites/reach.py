@@ -570,6 +570,21 @@ def _bindings(tree: ast.Module, name: str, is_pkg: bool) -> dict:
     return {k: frozenset(v) for k, v in out.items()}
 
 
+def _import_aliases(tree: ast.Module) -> dict[str, str]:
+    """name -> the absolute dotted name each import of the file binds it to (``import a.b``
+    binds ``a``; ``from a import b as c`` binds ``c`` to ``a.b``; relative imports left out)."""
+    aliases: dict[str, str] = {}
+    for node in _stmt_imports(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                aliases[a.asname or a.name.split(".")[0]] = (
+                    a.name if a.asname else a.name.split(".")[0])
+        elif not node.level:
+            for a in node.names:
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    return aliases
+
+
 def _stmt_imports(tree: ast.Module):
     """Every import statement anywhere in the file, walking statements only (no expressions:
     an import is always a statement)."""
@@ -891,15 +906,7 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
     def parents():
         return parent
 
-    import_aliases: dict[str, str] = {}
-    for node in _stmt_imports(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                import_aliases[a.asname or a.name.split(".")[0]] = (
-                    a.name if a.asname else a.name.split(".")[0])
-        elif not node.level:
-            for a in node.names:
-                import_aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    import_aliases = _import_aliases(tree)
     _loader_refs(s, tree, import_aliases, consts, source)
     for node in candidates:
         if isinstance(node, ast.Call):
@@ -1245,6 +1252,18 @@ _LEXEME_RE = re.compile(r"#[^\n]*|\"\"\"[\s\S]*?\"\"\"|'\'\'[\s\S]*?'\'\'"
 _IMPORT_LINE_RE = re.compile(r"[ \t]*(?:from|import)[ \t]")
 
 
+def _span_lookup(spans: list[tuple[int, int]]):
+    """A test of whether a position falls in one of ``spans`` (sorted, not overlapping: the
+    lexemes of ``_LEXEME_RE``)."""
+    import bisect
+    starts = [a for a, _ in spans]
+
+    def inside(pos: int) -> bool:
+        i = bisect.bisect_right(starts, pos) - 1
+        return i >= 0 and spans[i][0] <= pos < spans[i][1]
+    return inside
+
+
 def fa4_named_in_strings(info: "ModuleInfo", names, dynamic=()) -> list[tuple[int, int, str]]:
     """(line, col, text) of each string constant of a module that names an FA4 module
     (``names``, dotted; the ``/`` spelling of a path counts) other than the constant argument of
@@ -1259,9 +1278,8 @@ def fa4_named_in_strings(info: "ModuleInfo", names, dynamic=()) -> list[tuple[in
         return []
     read = {d.constant for d in dynamic if d.constant}
     out: list[tuple[int, int, str]] = []
-    covered: list[tuple[int, int]] = []
-    for mt in _LEXEME_RE.finditer(src):
-        covered.append(mt.span())
+    lexemes = list(_LEXEME_RE.finditer(src))
+    for mt in lexemes:
         tok = mt.group()
         if tok.startswith("#") or not any(n in tok for n in spell):
             continue
@@ -1273,12 +1291,10 @@ def fa4_named_in_strings(info: "ModuleInfo", names, dynamic=()) -> list[tuple[in
         out.append((line, col, " ".join(tok.split())[:80]))
     # a name outside every comment and literal: on an import line it is an import the graph
     # reads; anywhere else the syntax tree decides
-    import bisect
-    starts = [a for a, _ in covered]
+    inside = _span_lookup([mt.span() for mt in lexemes])
     for n in spell:
         for hit in re.finditer(re.escape(n), src):
-            i = bisect.bisect_right(starts, hit.start()) - 1
-            if i >= 0 and covered[i][0] <= hit.start() < covered[i][1]:
+            if inside(hit.start()):
                 continue
             bol = src.rfind("\n", 0, hit.start()) + 1
             if _IMPORT_LINE_RE.match(src, bol):
@@ -1443,14 +1459,9 @@ def fa4_module_writes(index: "TreeIndex") -> str:
 def _only_in_comments(src: str, word: str) -> bool:
     """Every occurrence of ``word`` in ``src`` is inside a comment (read by the lexer of
     literals and comments: a word in a string is not in a comment)."""
-    import bisect
-    spans = [mt.span() for mt in _LEXEME_RE.finditer(src) if mt.group().startswith("#")]
-    starts = [a for a, _ in spans]
-    for hit in re.finditer(re.escape(word), src):
-        i = bisect.bisect_right(starts, hit.start()) - 1
-        if not (i >= 0 and spans[i][0] <= hit.start() < spans[i][1]):
-            return False
-    return True
+    in_comment = _span_lookup([mt.span() for mt in _LEXEME_RE.finditer(src)
+                               if mt.group().startswith("#")])
+    return all(in_comment(hit.start()) for hit in re.finditer(re.escape(word), src))
 
 
 def _names_bound_to(t: ast.Module, package: str, subs: set) -> set[str]:
@@ -1542,11 +1553,13 @@ def _namespace_writes(index: "TreeIndex", package: str, subs: set, handed_on: bo
         t = info.tree if handed_on else info.bare_tree
         if t is None:
             return f"{info.path} does not parse"
+        why = _stores_through(info, t, package, subs)
+        if why:
+            return why
         if not handed_on:
-            why = _stores_through(info, t, package, subs)
-            if why:
-                return why
             continue
+        # beside the stores: any ``sys.modules`` use naming it, the module (or a name read
+        # off it) handed to ``setattr``/``delattr``, the module handed on bare
         names = _names_bound_to(t, package, subs)
         for n in walk(t):
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and \
@@ -1558,18 +1571,13 @@ def _namespace_writes(index: "TreeIndex", package: str, subs: set, handed_on: bo
             top = n
             p = astutil.parent(top)
             while isinstance(p, ast.Attribute) and p.value is top:
-                if p.attr in ("__dict__", "__setattr__", "__delattr__"):
-                    return f"{info.path}:{p.lineno} reaches into {package}'s namespace"
                 top = p
                 p = astutil.parent(top)
             if isinstance(p, ast.Call) and top in p.args and isinstance(p.func, ast.Name) \
                     and p.func.id in ("setattr", "delattr"):
                 return (f"{info.path}:{n.lineno} sets an attribute of {package} "
                         f"({' '.join(ast.unparse(p).split())[:60]})")
-            if top is not n and isinstance(top.ctx, (ast.Store, ast.Del)):
-                return (f"{info.path}:{n.lineno} stores into {package} "
-                        f"({' '.join(ast.unparse(top).split())[:60]})")
-            if top is n and handed_on:
+            if top is n:
                 return (f"{info.path}:{n.lineno} hands {package} on "
                         f"({' '.join(ast.unparse(p if p is not None else n).split())[:60]})")
     return ""
@@ -1740,14 +1748,7 @@ def _class_body_kinds(cls: ast.ClassDef, aliases: tuple) -> dict[str, set]:
 def _top_binding_kinds(tree: ast.Module, absolute) -> dict[str, set]:
     """name -> how the module's own top-level code binds it (``TopBindings``)."""
     out: dict[str, set] = {}
-    aliases: dict[str, str] = {}
-    for node in _stmt_imports(tree):
-        for a in node.names:
-            if isinstance(node, ast.Import):
-                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else \
-                    a.name.split(".")[0]
-            elif not node.level and node.module:
-                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    aliases = _import_aliases(tree)
     frozen = tuple(sorted(aliases.items()))
     stack = [tree.body]
     while stack:

@@ -14,6 +14,7 @@ layers (``FAFunc.chain``). Per release:
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -2060,9 +2061,8 @@ def _verdicts_with_prefills(judge, c, values, wv: WindowValues, plan, unknown):
         raw = FAFunc(v.entry, (), v.binding, v.via + (
             f"through {' -> '.join(w.label for w in reversed(v.chain))}, judged with the "
             f"keywords it binds",))
-        merged.append((raw, WindowValues(pairs, wv.unknown, causal, known, wv.via, wv.forms,
-                                         wv.open_pairs, wv.outside, wv.mapped,
-                                         wv.extra_keywords, wv.chain_gaps)))
+        merged.append((raw, dataclasses.replace(wv, pairs=pairs, causal=causal,
+                                                causal_known=known)))
     if not merged:
         return judge.call_verdicts(values, wv)
     parts = [judge.call_verdicts(plain, wv)] if plain else []
