@@ -1904,6 +1904,18 @@ def _extra_keywords(call) -> frozenset:
     return frozenset(a.kw for a in call.args if a.kind == "k" and a.kw not in skip)
 
 
+def _causal_indexes(judge, values) -> set:
+    """Every position ``causal`` has had in the entries ``values`` reach: the audited
+    release's signature, and ``CAUSAL_POSITIONS`` (the index moved between releases)."""
+    indexes: set = set()
+    for v in values:
+        params, _req = judge.signature(v.entry.name)
+        if "causal" in params:
+            indexes.add(params.index("causal"))
+        indexes.update(N.CAUSAL_POSITIONS.get(v.entry.name, ()))
+    return indexes
+
+
 def _causal_values(solver, c, judge=None):
     """What ``causal`` can be at this call: (values, known). By keyword, or by position at
     every index ``causal`` has had in the entries the call reaches (the audited release's
@@ -1922,13 +1934,8 @@ def _causal_values(solver, c, judge=None):
             out.add(val)
         return out or None
 
-    indexes: set = set()
-    if judge is not None:
-        for v, _ in c.get("fa4", ()):
-            params, _req = judge.signature(v.entry.name)
-            if "causal" in params:
-                indexes.add(params.index("causal"))
-            indexes.update(N.CAUSAL_POSITIONS.get(v.entry.name, ()))
+    indexes = _causal_indexes(judge, [v for v, _ in c.get("fa4", ())]) \
+        if judge is not None else set()
     positional = []
     exact = True                  # every positional argument is at a known index
     for kind, kw, e, _ in call.args:
@@ -2035,9 +2042,11 @@ def _verdicts_with_prefills(judge, c, values, wv: WindowValues, plan, unknown):
     so it is no wrapper to prove; its keywords are part of the call."""
     plain, merged = [], []
     passes_window = bool(plan["pairs"] or unknown or plan["opairs"] or plan["forms"])
+    # by keyword, by a splat, or by position at any index causal has had in these entries
+    npos = sum(1 for a in c["call"].args if a.kind == "p")
     passes_causal = any(a.kind in ("*", "**") or (a.kind == "k" and a.kw == "causal")
                         for a in c["call"].args) or \
-        sum(1 for a in c["call"].args if a.kind == "p") > 3
+        any(i < npos for i in _causal_indexes(judge, values))
     for v in values:
         pre = judge.prefills(v.chain)
         if pre is None or (passes_window and set(pre) & set(N.WINDOW_KEYS)):
