@@ -437,6 +437,7 @@ class Analysis:
         # an argument given by position past the three tensors may be a window there
         copies = [v for v, _ in fa if v.entry.version == "fa4" and _extra_fa4(v.entry.module)]
         npos = sum(1 for a in call.args if a.kind == "p")
+        by_keyword = {a.kw for a in call.args if a.kind == "k"}
         for v in copies:
             why = _copy_takes_window_by_position(s, v.entry, npos,
                                                  any(a.kind == "*" for a in call.args))
@@ -476,7 +477,10 @@ class Analysis:
                 pos_i += 1
             elif kind == "*":
                 exact = False
-                if fa4_positions and max(i for i, _ in fa4_positions) >= pos_i:
+                # a window the call also passes by keyword cannot come by position as well:
+                # FA4 raises (``got multiple values``), it never reads a second window
+                open_positions = {(i, key) for i, key in fa4_positions if key not in by_keyword}
+                if open_positions and max(i for i, _ in open_positions) >= pos_i:
                     known = None
                     for v, f in s.eval(ctx, e):
                         if isinstance(v, ListVal) and v.exact:
@@ -484,7 +488,7 @@ class Analysis:
                         else:
                             known = None
                             break
-                    if known is None or pos_i + known > min(i for i, _ in fa4_positions):
+                    if known is None or pos_i + known > min(i for i, _ in open_positions):
                         inputs.append((None, g, (), f"*{expr_label(e)}: positional arguments may "
                                                     f"carry a window", None, None))
                     elif known is not None:

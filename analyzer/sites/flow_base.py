@@ -716,6 +716,58 @@ def container_escapes(fn: "Fn", name: str) -> tuple[tuple, tuple]:
     return hit
 
 
+# methods of a list or dict that only read it
+_READ_METHODS = frozenset({"get", "keys", "values", "items", "copy", "index", "count",
+                           "__contains__", "__getitem__", "__len__", "__iter__"})
+
+
+def item_changes(fn: "Fn", name: str) -> tuple:
+    """Why a list held in the dict a local ``name`` holds (``kw["window_size"] = [-1, 0]``)
+    may be changed in place where the flow does not look: a store into it
+    (``kw["window_size"][0] = ...``), a method other than a read called on it, ``+=`` on it, or
+    the item handed to a call (other than a builtin that reads it), aliased by a name or put
+    into another container. Empty when every use of an item is a read."""
+    memo = fn.__dict__.setdefault("_item_changes", {})
+    hit = memo.get(name)
+    if hit is None:
+        hit = memo[name] = _item_changes(fn.ir.body if fn.ir is not None else [], name)
+    return hit
+
+
+def _item_changes(body, name: str) -> tuple:
+    def held(e) -> bool:            # ``name[...]`` or a subscript/attribute chain over it
+        while isinstance(e, (Subscript, Attr)):
+            if isinstance(e, Subscript) and _is(e.base, name):
+                return True
+            e = e.base
+        return False
+
+    out = []
+    for n in walk_ir(body):
+        if isinstance(n, Call):
+            f = n.func
+            if isinstance(f, Attr) and held(f.base) and f.attr not in _READ_METHODS:
+                out.append(f"{expr_label(f)}(...) may change an item of {name}")
+            reads = isinstance(f, Name) and f.id in _READ_ONLY_CALLS
+            for kind, kw, a, _ in n.args:
+                if held(a) and not reads and kw not in WINDOW_KEYS:
+                    out.append(f"{expr_label(a)} is handed to {expr_label(f)}(...)")
+        elif isinstance(n, Assign):
+            for t in n.targets:
+                for x in walk_ir(t):
+                    if isinstance(x, (Subscript, Attr)) and held(x.base):
+                        out.append(f"{expr_label(x)} = ... (an item of {name} changed)")
+            if held(n.value) and any(not isinstance(t, TupleExpr) for t in n.targets):
+                out.append(f"{expr_label(n.value)} is aliased")
+        elif isinstance(n, AugAssign) and held(n.target):
+            out.append(f"{expr_label(n.target)} op= ... (changed in place)")
+        elif isinstance(n, (TupleExpr, ListExpr)) and any(held(x) for x in n.elts):
+            out.append(f"an item of {name} is put into a container")
+        elif isinstance(n, DictExpr) and any(held(it.value) for it in n.items):
+            out.append(f"an item of {name} is put into a dict")
+    return tuple(sorted(set(out)))
+
+
 def _is(e, name) -> bool:
     return isinstance(e, Name) and e.id == name
 
@@ -887,6 +939,7 @@ _BUILTINS = frozenset(dir(__builtins__) if isinstance(__builtins__, dict) is Fal
 
 
 __all__ = [
+    'item_changes',
     'fn_context',
     'first_param_untrusted',
     'is_static_method',

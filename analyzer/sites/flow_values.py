@@ -7,7 +7,7 @@ other's through ``self``)."""
 from __future__ import annotations
 
 from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
-from analyzer.sites.flow_base import _is
+from analyzer.sites.flow_base import _is, _item_changes
 from analyzer.sites.ir import (Assign, Attr, Block, Call, DictExpr, Either, If, ListExpr, Lit,
                               Name, Starred, Subscript, Try, TupleExpr, Unknown, UnknownWhy)
 
@@ -104,6 +104,9 @@ class Values:
                 continue                    # built in a function: its own flow reads it
             for name in _top_names_of(owner.mod, eid):
                 why = module_container_escapes(owner.mod, name)
+                if not why and isinstance(v, DictVal) and self._list_entries(v):
+                    # a list it holds as a window may be changed through it in place
+                    why = _item_changes(owner.mod.ir.body, name)
                 if why:
                     return f"{owner.mod.path}: {why[0]}"
                 other = "" if v.alloc[0] == "list" and _is_tuple_display(owner.mod, eid) \
@@ -311,6 +314,15 @@ class Values:
             # still reaches wherever it goes
             vals = vals | {(DictVal(("param", ctx.fn.key, name)), EMPTY)}
         if isinstance(ctx, _FnCtx) and not ctx.static and ctx.fn is not None \
+                and ctx.fn.ir is not None and any(
+                    isinstance(v, DictVal) and self._list_entries(v) for v, _ in vals):
+            # a list held as a window entry may be changed through the dict in place
+            why = self.item_changes_deep(ctx.fn, name)
+            if why:
+                vals = frozenset((DictVal(v.alloc, v.entries, v.opaque | frozenset(why[:1]))
+                                  if isinstance(v, DictVal) and self._list_entries(v) else v, f)
+                                 for v, f in vals)
+        if isinstance(ctx, _FnCtx) and not ctx.static and ctx.fn is not None \
                 and any(isinstance(v, (DictVal, ListVal)) for v, _ in vals):
             ents, opq = self.local_mutations(ctx.fn, name)
             ext = ctx.fn.list_ext.get(name, [])
@@ -333,6 +345,36 @@ class Values:
                     out.add((v, f))
                 return frozenset(out)
         return vals
+
+    def item_changes_deep(self, fn: Fn, name: str) -> tuple:
+        """``flow_base.item_changes`` of ``name`` in ``fn`` and in the in-tree helpers it hands
+        ``name`` to (under their parameter's name)."""
+        def compute():
+            why = set(item_changes(fn, name))
+            for call, _guards, _tte in fn.calls:
+                if not any(_is(a.value, name) for a in call.args):
+                    continue
+                for target, shift in self.static_callees(fn, call):
+                    callee = self.fns.get(target)
+                    if callee is None or callee.ir is None:
+                        continue
+                    src = self._arg_map(callee, fn, call, shift)[3]
+                    for pname, sources in src.items():
+                        if not pname.startswith("*") and \
+                                any(_is(x[0], name) and x[1] == fn.key for x in sources):
+                            why.update(self.item_changes_deep(callee, pname))
+            return frozenset(why)
+        return tuple(sorted(self._memo(("items", fn.key, name), compute)))
+
+    def _list_entries(self, v: "DictVal") -> bool:
+        """Some window entry of ``v`` is a list display or ``list(...)``: a value that can be
+        changed in place after it is stored."""
+        for ent in v.entries:
+            e = self.exprs.get(ent.site.expr_id) if ent.site.expr_id is not None else None
+            if isinstance(e, ListExpr) or (isinstance(e, Call) and isinstance(e.func, Name)
+                                           and e.func.id == "list"):
+                return True
+        return False
 
     def elements(self, v: "ListVal", depth: int = 0) -> Vals:
         """What any element of the list or tuple ``v`` may be, at any index (elements that

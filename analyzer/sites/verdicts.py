@@ -27,7 +27,7 @@ from analyzer.sites.coverage import site_line
 from analyzer.sites.flow_base import Unloaded, expr_label
 from analyzer.sites.flow import (ClassRef, FAFunc, FuncRef, container_escapes, fn_context,
                                  reaching_defs)
-from analyzer.sites.ir import Attr, Call, Either, ListExpr, Lit, Name
+from analyzer.sites.ir import Attr, Call, Either, ListExpr, Lit, Name, Subscript
 from analyzer.sites.model import CallVerdict
 from fa4_patch import names as N
 
@@ -527,6 +527,13 @@ class Judge:
                 per = {r: (s, w) for r, s, w in ch.per_release}
                 st, wit = per.get(res.label, (ch.status, ch.witness))
                 if v.chain and st == "proved":
+                    # what the call hands the wrapper may already mean another band than
+                    # what it was given (``0 if l < 0 else l``): the wrapper keeps that band
+                    mj = _judge_mapped(res, wv, through_chain=True) if wv.mapped else None
+                    if mj is not None:
+                        statuses.append(mj[0])
+                        witnesses.append(f"{v.entry.name}: {mj[1]}")
+                        continue
                     gap = self._proof_gap(v, ch, wv)
                     statuses.append("unknown" if gap else "proved")
                     witnesses.append(f"{v.entry.name}: {gap}" if gap
@@ -559,7 +566,8 @@ class Judge:
                         statuses.append("unknown")
                         witnesses.append(f"{v.entry.name}: {j.witness}")
                         continue
-                mj = _judge_mapped(res, wv) if wv.mapped and not v.chain else None
+                mj = _judge_mapped(res, wv, through_chain=bool(v.chain)) if wv.mapped \
+                    else None
                 if mj is not None:
                     statuses.append(mj[0])
                     witnesses.append(f"{v.entry.name}: {mj[1]}")
@@ -650,36 +658,151 @@ class Judge:
         return P.PairJudgement("proved", "every pair it passes reaches FA4 as intended")
 
 
-def _normalising_map(r, local, is_open) -> set:
-    """(pair in, pair out, open) for a window expression over one local pair (``local`` maps
-    that name to its values or its domain): every run that hands FA4 another pair than it was
-    given is judged input against output (``_judge_mapped``) -- a side spelled None, and
-    equally a side changed to another number (``max(x, 0)`` turns -1 into 0, a swap turns
-    (4, 0) into (0, 4)): the band must be the one the input means."""
-    if not local or len(local) != 1 or not r.io:
-        return set()
-    (name,) = local
-    out = set()
+def _normalising_map(r, local, is_open, src: str = "", where: str = "window_size",
+                     side_of: dict | None = None):
+    """(input, output, open) for each run of a window expression that hands FA4 other values
+    than it was given, judged input against output (``_judge_mapped``): a side spelled None,
+    and equally a side changed to another number (``max(x, 0)`` turns -1 into 0, a swap turns
+    (4, 0) into (0, 4)): the band must be the one the input means. ``local`` maps the names the
+    expression reads to their values or domain; ``where`` is "window_size" (the expression is
+    a pair) or "left"/"right" (it is one side; inputs and outputs are then 1-tuples).
+
+    What the input of a run is:
+    * one local holding a pair (``norm(ws)``, ``tuple(... for x in ws)``): its value;
+    * otherwise side by side (``(norm(l), norm(r))``, ``0 if l < 0 else l``): a side's input
+      is the one local holding a window side (None or an int in that run) its element reads,
+      or, where the element reads none (a literal), what it gives;
+    * a local unpacked from a pair (``l, r = ws``; ``side_of``) stands for its side of that
+      pair wherever it is read: ``(norm(r), norm(l))`` is judged against ``(l, r)``, and a
+      side read into the other place alone is not read (``(norm(r), 0)``).
+
+    A side that stands for no one input (a literal, several names, an expression whose sides
+    cannot be told apart) is judged as it is: the pair the tree builds there is what it means.
+    Returns (the set, why not): why not is "" unless a side unpacked from a pair is passed as
+    the other side with nothing to say which band is meant there (unknown)."""
+    if not local or not r.io:
+        return set(), ""
+    out: set = set()
+    if len(local) == 1 and where == "window_size":
+        (name,) = local
+        runs = [(dict(inputs).get(name), value) for inputs, value in r.io]
+        if all(inp is None or (isinstance(inp, tuple) and len(inp) == 2) for inp, _ in runs):
+            for inp, value in runs:
+                inp = (None, None) if inp is None else inp
+                value = (None, None) if value is None else value
+                if not (isinstance(value, tuple) and len(value) == 2):
+                    return set(), ""        # not a pair: reported by the caller
+                if any(not _is_side(x) for x in inp + value):
+                    return set(), ""        # not ints: reported by the caller
+                if inp != value:            # the same pair is judged as it is, with the others
+                    out.add((inp, value, is_open))
+            return out, ""
+    sides = _side_names(src, where, set(local))
+    if sides is None:
+        return set(), ""        # no side can be told apart: what it gives is judged as it is
     for inputs, value in r.io:
-        inp = dict(inputs).get(name)
-        if value is None:
-            value = (None, None)
-        if not (isinstance(inp, tuple) and len(inp) == 2 and isinstance(value, tuple)
-                and len(value) == 2):
-            return set()
-        if any(not (x is None or (isinstance(x, int) and not isinstance(x, bool)))
-               for x in inp + value):
-            return set()
-        if inp != value:            # the same pair is judged as it is, with the others
-            out.add((inp, value, is_open))
+        ins = dict(inputs)
+        if where == "window_size":
+            if value is None:
+                value = (None, None)
+            if not (isinstance(value, tuple) and len(value) == 2):
+                return set(), ""        # not a pair: reported by the caller
+            got = tuple(value)
+        else:
+            got = (value,)
+        if any(not _is_side(x) for x in got):
+            return set(), ""            # not ints: reported by the caller
+        held = {n for n, x in ins.items() if _is_side(x)}
+        inp = []
+        reads = []
+        for i, x in enumerate(got):
+            read = sides[i] & held
+            if len(read) == 1 and not any(isinstance(ins.get(n), tuple) for n in sides[i]):
+                (n,) = read
+                inp.append(ins[n])
+                reads.append(n)
+            else:
+                # no one input it stands for (a literal, a flag, several values): judged as
+                # it is
+                inp.append(x)
+                reads.append(None)
+        # sides unpacked from one pair: each value stands where the pair had it
+        origin = [side_of.get(n) if n is not None and side_of else None for n in reads]
+        place = 0 if where in ("window_size", "left") else 1
+        if any(o is not None for o in origin):
+            if where == "window_size" and all(o is not None for o in origin) and \
+                    origin[0][0] == origin[1][0] and {o[1] for o in origin} == {0, 1}:
+                by_side = {o[1]: ins[n] for o, n in zip(origin, reads)}
+                inp = [by_side[0], by_side[1]]
+            else:
+                places = list(range(len(got))) if where == "window_size" else [place]
+                for i, (n, o) in enumerate(zip(reads, origin)):
+                    if o is not None and o[1] != places[i]:
+                        return set(), (f"{n} is side {o[1]} of {o[0]} and is passed as side "
+                                       f"{places[i]}: which band the tree means there cannot "
+                                       "be read")
+        if tuple(inp) != got:
+            out.add((tuple(inp), got, is_open))
+    return out, ""
+
+
+def _unpacked_sides(fn, local, line) -> dict:
+    """{local name: (pair name, side)} for each name of ``local`` whose every binding reaching
+    ``line`` is one item of the same local pair (``l, r = ws`` binds ``ws[0]``, ``ws[1]``)."""
+    out = {}
+    if fn is None or fn.ir is None:
+        return out
+    for name in local:
+        if name not in fn.defs or name in fn.globals:
+            continue
+        got = set()
+        for kind, payload, _ in reaching_defs(fn, name, line):
+            e = payload[0] if kind == "expr" else None
+            if isinstance(e, Subscript) and isinstance(e.base, Name) and \
+                    isinstance(e.index, Lit) and e.index.value in (0, 1) and \
+                    not isinstance(e.index.value, bool):
+                got.add((e.base.id, e.index.value))
+            else:
+                got = set()
+                break
+        if len(got) == 1:
+            out[name] = got.pop()
     return out
 
 
-def _judge_mapped(res, wv) -> tuple[str, str] | None:
+def _is_side(x) -> bool:
+    return x is None or (isinstance(x, int) and not isinstance(x, bool))
+
+
+def _side_names(src: str, where: str, names: set) -> list[set] | None:
+    """The names among ``names`` each side of a window expression reads: two sets for a pair
+    display (``(a, b)``, ``[a, b]``), one for a side's expression; None where the sides of
+    a pair cannot be told apart (``norm(l, r)``)."""
+    try:
+        node = ast.parse(src.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+
+    def read(n) -> set:
+        return {x.id for x in ast.walk(n) if isinstance(x, ast.Name) and x.id in names}
+
+    if where != "window_size":
+        return [read(node)]
+    if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 2 and \
+            not any(isinstance(e, ast.Starred) for e in node.elts):
+        return [read(e) for e in node.elts]
+    return None
+
+
+def _judge_mapped(res, wv, through_chain: bool = False) -> tuple[str, str] | None:
     """A side changed (into None where the input did not mean unbounded, ``0 -> None``; into
     another number, ``-1 -> 0``) changes the band: judged like a wrapper, input against what
-    FA4 receives."""
+    FA4 receives. ``through_chain``: the call hands the pair to a wrapper, whose proof (or the
+    pairs judged through it) gives FA4 the band the pair it receives means: that pair is
+    judged in its normalised spelling (negative sides None)."""
     for inp, out, is_open in sorted(wv.mapped, key=str):
+        if through_chain:
+            out = tuple(None if x is not None and x < 0 else x for x in out)
         for c in wv.causal:
             verdict, label = P.judge(res, c, out[0], out[1], c, inp[0], inp[1])
             if verdict != "exact":
@@ -1309,6 +1432,7 @@ class _Enumerator:
         self.results: dict = {}
         self.open: dict = {}      # key -> the expression has a name enumerated over the domain
         self.local_of: dict = {}  # key -> {local name: its values or domain}
+        self.side_of: dict = {}   # key -> {local name: (pair name, side)} (``l, r = ws``)
         self.synthetic: dict = {}  # name -> the method (ast def) run as a module-level function
         self.why_not: dict = {}    # id(site) -> why its expression is not run
 
@@ -1713,6 +1837,7 @@ class _Enumerator:
         key = (mod, src.strip(), tuple(sorted((k, str(v)) for k, v in local.items())))
         self.jobs.append((key, (mod, src.strip(), local), want))
         self.local_of[key] = local
+        self.side_of[key] = _unpacked_sides(fn, local, line)
         self.open[key] = any(isinstance(v, str) for v in local.values())
         return key
 
@@ -2096,7 +2221,7 @@ def decide(calls, solver, text, judge: Judge) -> None:
         plan = {"pairs": set(), "left": set(), "right": set(), "has_left": False,
                 "has_right": False, "unknown": [], "forms": set(), "exprs": [],
                 "opairs": set(), "oleft": set(), "oright": set(), "ints": set(), "outside": set(),
-                "mapped": set()}
+                "mapped": set(), "map_left": set(), "map_right": set()}
         gaps = _splat_gaps(judge, solver, c)
         frames = judge.frame_hazard()
         if frames:
@@ -2191,8 +2316,16 @@ def decide(calls, solver, text, judge: Judge) -> None:
                 plan["unknown"].append(f"{site.key} at {loc}: {unk[0]}{detail}")
                 continue
             is_open = enum.open.get(k, True)
+            mapped, unmapped = _normalising_map(r, enum.local_of.get(k), is_open,
+                                                k[1] if isinstance(k, tuple) else "", where,
+                                                enum.side_of.get(k) or {})
+            if unmapped:
+                plan["unknown"].append(f"{site.key} at {loc}: {unmapped}")
+                continue
             if where == "window_size":
-                plan["mapped"] |= _normalising_map(r, enum.local_of.get(k), is_open)
+                plan["mapped"] |= mapped
+            else:
+                plan["map_" + where] |= mapped
             for v in r.values:
                 if where == "window_size":
                     if v is None:
@@ -2211,6 +2344,17 @@ def decide(calls, solver, text, judge: Judge) -> None:
                 ol = plan["oleft"] | lefts
                 orr = plan["oright"] | rights
                 plan["opairs"] |= {(l, r) for l in ol for r in orr} - plan["pairs"]
+            if plan["map_left"] or plan["map_right"]:
+                # a side the call changes (``0 if l < 0 else l``) is judged input against
+                # output, beside every value the other side can be
+                def runs(side, plain):
+                    return ({((x,), (x,), False) for x in plain}
+                            | {((x,), (x,), True) for x in plan["o" + side]}
+                            | plan["map_" + side])
+                for il, ol_, o1 in runs("left", lefts):
+                    for ir, or_, o2 in runs("right", rights):
+                        if il + ir != ol_ + or_:
+                            plan["mapped"].add((il + ir, ol_ + or_, o1 or o2))
         for p in plan["pairs"] | plan["opairs"]:
             consts |= {x for x in p if isinstance(x, int) and not isinstance(x, bool)}
         consts |= {x for x in plan["ints"] if isinstance(x, int) and not isinstance(x, bool)}

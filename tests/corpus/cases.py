@@ -2023,13 +2023,15 @@ case("pair_built_from_a_bound_parameter/twin", {"m.py": _OP_PAIR.format(test="!=
      why="-1 is kept: FA4 gets TE's (-1, 0)")
 
 # 92. the same pair from a local side (``lw = left if left > 0 else None``; ``(lw, 0)``):
-# the local is read as its expression over the parameter. The twin keeps -1
+# the local is read as its expression over the parameter, and judged side by side against the
+# bound it was given (``left > 0`` would turn a bound of 0 into None: a wider band). The twin
+# keeps -1
 _OP_SIDE = (FA + "\n\ndef attn_fwd(q, k, v, left):\n"
             "    lw = left if left {test} else None\n"
             "    return flash_attn_func(q, k, v, causal=True, window_size=(lw, 0))\n")
-case("pair_side_from_a_bound_parameter", {"m.py": _OP_SIDE.format(test="> 0")},
+case("pair_side_from_a_bound_parameter", {"m.py": _OP_SIDE.format(test=">= 0")},
      "import m\nfor w in (-1, 0, 1, 64):\n    m.attn_fwd(1, 2, 3, w)\n", "safe",
-     why="a positive bound is kept, anything else is None")
+     why="a bound of 0 or more is kept, a negative one is None")
 case("pair_side_from_a_bound_parameter/twin", {"m.py": _OP_SIDE.format(test=">= -1")},
      "import m\nm.attn_fwd(1, 2, 3, -1)\n", "unknown", exhaustive=False,
      why="-1 is kept: FA4 gets TE's (-1, 0)")
@@ -2893,6 +2895,82 @@ case("partial_prefilling_the_window", {"m.py": _PARTIAL_WINDOW.format(left="None
      "import m\nm.forward(1, 2, 3)\n", "safe", why="FA4 gets causal=True, (None, 0)")
 case("partial_prefilling_the_window/twin", {"m.py": _PARTIAL_WINDOW.format(left="-1")},
      "import m\nm.forward(1, 2, 3)\n", "unsafe", why="FA4 gets TE's (-1, 0)")
+
+# 140. a window built side by side from the two sides of a pair the function unpacks
+# (``left, right = window``), each through a helper that turns a negative bound into 0: the
+# sandbox's runs of the expression were judged by what they give ((0, 0): a band of its own),
+# not against what they were given (TE's (-1, 0), causal) -- a false "safe". A side read from
+# one input is now judged input against output. The stand-in's check (a negative bound) does
+# not see (0, 0), so the drive is not exhaustive. The twin's helper gives None
+_SIDES = (FA + "\n\ndef _side(x):\n    return {repl} if x is not None and x < 0 else x\n\n\n"
+          "def attend(q, k, v, window):\n    left, right = window\n"
+          "    return flash_attn_func(q, k, v, causal=True, window_size=({a}, {b}))\n\n\n"
+          "def forward(q, k, v):\n    return attend(q, k, v, (-1, 0))\n")
+case("sides_changed_into_a_number", {"m.py": _SIDES.format(repl="0", a="_side(left)",
+                                                          b="_side(right)")},
+     "import m\nm.forward(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="-1 becomes 0: FA4 gets (0, 0), a one-token band, where TE meant causal")
+case("sides_changed_into_a_number/twin", {"m.py": _SIDES.format(repl="None", a="_side(left)",
+                                                               b="_side(right)")},
+     "import m\nm.forward(1, 2, 3)\n", "safe", why="-1 becomes None: (None, 0) is causal")
+
+# 141. the same, with the sides swapped at the call (``(_side(right), _side(left))``): read
+# place by place, the swap was invisible. Sides unpacked from one pair are put back where the
+# pair had them. The twin passes them in their places
+case("unpacked_sides_swapped", {"m.py": _SIDES.format(repl="None", a="_side(right)",
+                                                     b="_side(left)")},
+     "import m\nm.forward(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="FA4 gets (0, None): a band of no look-back and any look-ahead, where TE meant causal")
+case("unpacked_sides_swapped/twin", {"m.py": _SIDES.format(repl="None", a="_side(left)",
+                                                          b="_side(right)")},
+     "import m\nm.forward(1, 2, 3)\n", "safe", why="each side in its place: (None, 0)")
+
+# 142. a list held in a kwargs dict as the window, changed in place through the dict
+# (``kwargs["window_size"][0] = -1``): the flow read the list display and never the store
+# into it -- a false "safe". A store into an item, a method other than a read called on it,
+# ``+=``, an alias or a call it is handed to now leave such a list entry unknown. The twin
+# only reads it
+_ITEM = (FA + "\n\ndef forward(q, k, v):\n"
+         "    kwargs = {{\"causal\": True, \"window_size\": [None, 0]}}\n"
+         "    {stmt}\n    return flash_attn_func(q, k, v, **kwargs)\n")
+case("list_entry_changed_through_the_dict",
+     {"m.py": _ITEM.format(stmt='kwargs["window_size"][0] = -1')},
+     "import m\nm.forward(1, 2, 3)\n", "unknown", why="FA4 gets [-1, 0]")
+case("list_entry_changed_through_the_dict/twin",
+     {"m.py": _ITEM.format(stmt='print(kwargs["window_size"][0])')},
+     "import m\nm.forward(1, 2, 3)\n", "safe", why="the list is only read: (None, 0)")
+
+# 143. the same on a module-level dict, changed by a function of the module: the module's own
+# statements were read as its whole content. The twin's function only reads it
+_MOD_ITEM = (FA + "\nKWARGS = {{\"causal\": True, \"window_size\": [None, 0]}}\n\n\n"
+             "def configure():\n    {stmt}\n\n\n"
+             "def forward(q, k, v):\n    return flash_attn_func(q, k, v, **KWARGS)\n")
+case("module_list_entry_changed",
+     {"m.py": _MOD_ITEM.format(stmt='KWARGS["window_size"][0] = -1')},
+     "import m\nm.configure()\nm.forward(1, 2, 3)\n", "unknown",
+     why="after configure() FA4 gets [-1, 0]")
+case("module_list_entry_changed/twin",
+     {"m.py": _MOD_ITEM.format(stmt='print(KWARGS["window_size"][0])')},
+     "import m\nm.configure()\nm.forward(1, 2, 3)\n", "safe", why="the list is only read")
+
+# 144. a wrapper that forwards ``*args`` and passes the window by keyword
+# (``_fa4(*args, window_size=(...), **kwargs)``): the positional arguments were taken to
+# carry a window -- a false alarm, since FA4 raises when a window comes both ways. A window
+# the call passes by keyword is no longer looked for among its positional arguments. The twin
+# turns a negative bound into 0
+_STAR_KW = ("from flash_attn.cute.interface import flash_attn_func as _fa4\n\n\n"
+            "def _side(x):\n    return {repl} if x is not None and x < 0 else x\n\n\n"
+            "def flash_attn_func(*args, window_size=(None, None), **kwargs):\n"
+            "    left, right = window_size\n"
+            "    return _fa4(*args, window_size=(_side(left), _side(right)), **kwargs)\n\n\n"
+            "def forward(q, k, v):\n"
+            "    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n")
+case("star_args_beside_a_window_keyword", {"m.py": _STAR_KW.format(repl="None")},
+     "import m\nm.forward(1, 2, 3)\n", "safe", why="FA4 gets (None, 0); a positional window "
+     "beside the keyword one would raise")
+case("star_args_beside_a_window_keyword/twin", {"m.py": _STAR_KW.format(repl="0")},
+     "import m\nm.forward(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="-1 becomes 0: FA4 gets (0, 0) where TE meant causal")
 
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
