@@ -176,26 +176,31 @@ class Values:
             entries |= e2
             opaque |= o2
         # helpers that get the dict as an argument
-        for call, guards, tte in fn.calls:
+        for guards, callee, pname, keymap in self._helpers_given(fn, name):
+            inv = {v: k for k, v in keymap.items()}
+            ce, co = self.local_mutations(callee, pname)
+            for ent in ce:
+                entries.add(WinEntry(ent.site, frozenset(
+                    (inv[k], b) for k, b in ent.facts if k in inv) | fn.guards(guards),
+                    ent.via))
+            opaque |= co
+        return frozenset(entries), frozenset(opaque)
+
+    def _helpers_given(self, fn: Fn, name: str):
+        """(guards, in-tree callee, its parameter, keymap) for each call of ``fn`` that hands
+        the local ``name`` to a parameter of an in-tree function."""
+        for call, guards, _tte in fn.calls:
             if not any(_is(a.value, name) for a in call.args):
                 continue
             for target, shift in self.static_callees(fn, call):
                 callee = self.fns.get(target)
                 if callee is None or callee.ir is None:
                     continue
-                pos_names, var, kwp, src, keymap, _, _ = self._arg_map(callee, fn, call, shift)
-                inv = {v: k for k, v in keymap.items()}
+                _, _, _, src, keymap, _, _ = self._arg_map(callee, fn, call, shift)
                 for pname, sources in src.items():
-                    if pname.startswith("*"):
-                        continue
-                    if any(_is(x[0], name) and x[1] == fn.key for x in sources):
-                        ce, co = self.local_mutations(callee, pname)
-                        for ent in ce:
-                            entries.add(WinEntry(ent.site, frozenset(
-                                (inv[k], b) for k, b in ent.facts if k in inv) | fn.guards(guards),
-                                ent.via))
-                        opaque |= co
-        return frozenset(entries), frozenset(opaque)
+                    if not pname.startswith("*") and \
+                            any(_is(x[0], name) and x[1] == fn.key for x in sources):
+                        yield guards, callee, pname, keymap
 
     def _dict_setdefault(self, fn: Fn, name: str, call, g):
         """``d.setdefault(key, value)``: ``value`` is one of the values ``key`` may hold
@@ -351,18 +356,8 @@ class Values:
         ``name`` to (under their parameter's name)."""
         def compute():
             why = set(item_changes(fn, name))
-            for call, _guards, _tte in fn.calls:
-                if not any(_is(a.value, name) for a in call.args):
-                    continue
-                for target, shift in self.static_callees(fn, call):
-                    callee = self.fns.get(target)
-                    if callee is None or callee.ir is None:
-                        continue
-                    src = self._arg_map(callee, fn, call, shift)[3]
-                    for pname, sources in src.items():
-                        if not pname.startswith("*") and \
-                                any(_is(x[0], name) and x[1] == fn.key for x in sources):
-                            why.update(self.item_changes_deep(callee, pname))
+            for _, callee, pname, _ in self._helpers_given(fn, name):
+                why.update(self.item_changes_deep(callee, pname))
             return frozenset(why)
         return tuple(sorted(self._memo(("items", fn.key, name), compute)))
 
