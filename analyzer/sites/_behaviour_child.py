@@ -87,7 +87,14 @@ class Bound(int):
     __ge__ = _cmp("__ge__")
     __eq__ = _cmp("__eq__")
     __ne__ = _cmp("__ne__")
-    __hash__ = int.__hash__
+
+    def __hash__(self):
+        # a set or dict lookup compares the bound only with keys of its own hash: the keys
+        # it is looked up among are never seen (``x in {3 * i for i in ...}``), so the grid
+        # proves nothing about them
+        FLAGS.add("looks a bound up by its hash (a set or dict key, hash()): the keys it is "
+                  "looked up among are not seen")
+        return int.__hash__(_raw(self))
 
     def __bool__(self):
         SEEN.add(0)

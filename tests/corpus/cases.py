@@ -2972,5 +2972,29 @@ case("star_args_beside_a_window_keyword/twin", {"m.py": _STAR_KW.format(repl="0"
      "import m\nm.forward(1, 2, 3)\n", "unknown", exhaustive=False,
      why="-1 becomes 0: FA4 gets (0, 0) where TE meant causal")
 
+# 145. a wrapper whose normaliser also looks the bound up in a set it computes
+# (``x in {3 * i for i in range(40000, 40001)}``: 120000 becomes None, a wider band): a set
+# lookup compares the bound only with keys of its own hash, so the sandbox's comparison
+# recorder never saw 120000 and the grid "proved" the wrapper -- a false "safe". Hashing a
+# bound now makes the run no proof. The stand-in's check (a negative bound) does not see a
+# wider band, so the drive is not exhaustive. The twin's normaliser only compares
+_HASHED = (FA.replace("flash_attn_func,", "flash_attn_func as _raw,") + "import functools\n\n\n"
+           "def _bound(x):\n    return None if x is not None and ({cond}) else x\n\n\n"
+           "def fix(fn):\n    @functools.wraps(fn)\n    def inner(*args, **kwargs):\n"
+           "        if kwargs.get(\"window_size\") is not None:\n"
+           "            left, right = kwargs[\"window_size\"]\n"
+           "            kwargs[\"window_size\"] = (_bound(left), _bound(right))\n"
+           "        return fn(*args, **kwargs)\n    return inner\n\n\n"
+           "flash_attn_func = fix(_raw)\n\n\n"
+           "def run(q, k, v, w):\n"
+           "    return flash_attn_func(q, k, v, causal=True, window_size=w)\n")
+case("normaliser_looks_the_bound_up_in_a_set",
+     {"m.py": _HASHED.format(cond="x < 0 or x in {3 * i for i in range(40000, 40001)}")},
+     "import m\nm.run(1, 2, 3, (-1, 0))\nm.run(1, 2, 3, (120000, 0))\n", "unknown",
+     exhaustive=False, why="a bound of 120000 becomes None: a wider band")
+case("normaliser_looks_the_bound_up_in_a_set/twin", {"m.py": _HASHED.format(cond="x < 0")},
+     "import m\nm.run(1, 2, 3, (-1, 0))\nm.run(1, 2, 3, (120000, 0))\n", "safe",
+     why="every negative bound, and only those, becomes None")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
