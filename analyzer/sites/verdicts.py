@@ -748,26 +748,41 @@ def _normalising_map(r, local, is_open, src: str = "", where: str = "window_size
 
 def _unpacked_sides(fn, local, line) -> dict:
     """{local name: (pair name, side)} for each name of ``local`` whose every binding reaching
-    ``line`` is one item of the same local pair (``l, r = ws`` binds ``ws[0]``, ``ws[1]``)."""
+    ``line`` is one item of the same local pair (``l, r = ws`` binds ``ws[0]``, ``ws[1]``),
+    followed through plain copies (``a = r``)."""
     out = {}
     if fn is None or fn.ir is None:
         return out
     for name in local:
-        if name not in fn.defs or name in fn.globals:
-            continue
-        got = set()
-        for kind, payload, _ in reaching_defs(fn, name, line):
-            e = payload[0] if kind == "expr" else None
-            if isinstance(e, Subscript) and isinstance(e.base, Name) and \
-                    isinstance(e.index, Lit) and e.index.value in (0, 1) and \
-                    not isinstance(e.index.value, bool):
-                got.add((e.base.id, e.index.value))
-            else:
-                got = set()
-                break
-        if len(got) == 1:
-            out[name] = got.pop()
+        got = _side_of(fn, name, line, 0)
+        if got is not None:
+            out[name] = got
     return out
+
+
+def _side_of(fn, name, line, depth):
+    if depth > 8 or name not in fn.defs or name in fn.globals:
+        return None
+    got = set()
+    for kind, payload, _ in reaching_defs(fn, name, line):
+        e = payload[0] if kind == "expr" else None
+        at = payload[1][0] if kind == "expr" and payload[1] and \
+            isinstance(payload[1][0], int) else None
+        if isinstance(e, Subscript) and isinstance(e.base, Name) and \
+                isinstance(e.index, Lit) and e.index.value in (0, 1) and \
+                not isinstance(e.index.value, bool):
+            got.add((e.base.id, e.index.value))
+        elif isinstance(e, Name) and at is not None and e.id != name:
+            # (every binding of the copied name where none is read before the copy's line:
+            # ``l, r = ws; a = r`` on one line)
+            inner = _side_of(fn, e.id, at, depth + 1) if reaching_defs(fn, e.id, at) else \
+                _side_of(fn, e.id, None, depth + 1)
+            if inner is None:
+                return None
+            got.add(inner)
+        else:
+            return None
+    return got.pop() if len(got) == 1 else None
 
 
 def _is_side(x) -> bool:

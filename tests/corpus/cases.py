@@ -2996,5 +2996,19 @@ case("normaliser_looks_the_bound_up_in_a_set/twin", {"m.py": _HASHED.format(cond
      "import m\nm.run(1, 2, 3, (-1, 0))\nm.run(1, 2, 3, (120000, 0))\n", "safe",
      why="every negative bound, and only those, becomes None")
 
+# 146. the swap of shape 141 through plain copies (``a = right``; ``b = left``;
+# ``(_side(a), _side(b))``): a copy had no side of its own, and was read in the place it is
+# passed. A copy now stands for the side of the name it copies. The twin copies in place
+_COPIES = (FA + "\n\ndef _side(x):\n    return None if x is not None and x < 0 else x\n\n\n"
+           "def attend(q, k, v, window):\n    left, right = window\n"
+           "    a = {a}\n    b = {b}\n"
+           "    return flash_attn_func(q, k, v, causal=True, window_size=(_side(a), _side(b)))\n\n\n"
+           "def forward(q, k, v):\n    return attend(q, k, v, (-1, 0))\n")
+case("sides_swapped_through_copies", {"m.py": _COPIES.format(a="right", b="left")},
+     "import m\nm.forward(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="FA4 gets (0, None): no look-back and any look-ahead, where TE meant causal")
+case("sides_swapped_through_copies/twin", {"m.py": _COPIES.format(a="left", b="right")},
+     "import m\nm.forward(1, 2, 3)\n", "safe", why="each side in its place: (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
