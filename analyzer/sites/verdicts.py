@@ -680,9 +680,21 @@ def _normalising_map(r, local, is_open, src: str = "", where: str = "window_size
     cannot be told apart) is judged as it is: the pair the tree builds there is what it means.
     Returns (the set, why not): why not is "" unless a side unpacked from a pair is passed as
     the other side with nothing to say which band is meant there (unknown)."""
-    if not local or not r.io:
+    if not r.io:
         return set(), ""
+    local = local or {}
     out: set = set()
+    given = _literal_argument(src, where)
+    if given is not None:
+        # a helper called on a literal (``fix((-1, 0))``, ``_side(-1)``): what it was given
+        for inputs, value in r.io:
+            value = (None, None) if value is None and where == "window_size" else value
+            got = tuple(value) if where == "window_size" else (value,)
+            if where == "window_size" and len(got) != 2 or any(not _is_side(x) for x in got):
+                return set(), ""        # not a pair / not ints: reported by the caller
+            if given != got:
+                out.add((given, got, is_open))
+        return out, ""
     if len(local) == 1 and where == "window_size":
         (name,) = local
         runs = [(dict(inputs).get(name), value) for inputs, value in r.io]
@@ -698,6 +710,7 @@ def _normalising_map(r, local, is_open, src: str = "", where: str = "window_size
                     out.add((inp, value, is_open))
             return out, ""
     sides = _side_names(src, where, set(local))
+    elements = _elements(src, where)
     if sides is None:
         return set(), ""        # no side can be told apart: what it gives is judged as it is
     for inputs, value in r.io:
@@ -721,6 +734,11 @@ def _normalising_map(r, local, is_open, src: str = "", where: str = "window_size
                 (n,) = read
                 inp.append(ins[n])
                 reads.append(n)
+            elif not sides[i] and elements is not None and \
+                    _literal_argument(elements[i], "side") is not None:
+                # ``(_side(-1), 0)``: the side a helper was given
+                inp.append(_literal_argument(elements[i], "side")[0])
+                reads.append(None)
             else:
                 # no one input it stands for (a literal, a flag, several values): judged as
                 # it is
@@ -787,6 +805,54 @@ def _side_of(fn, name, line, depth):
 
 def _is_side(x) -> bool:
     return x is None or (isinstance(x, int) and not isinstance(x, bool))
+
+
+def _literal(node):
+    """The window side a literal spells (None, an int), else ``...``."""
+    if isinstance(node, ast.Constant) and (node.value is None or type(node.value) is int):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and \
+            isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
+        return -node.operand.value
+    return ...
+
+
+def _literal_argument(src, where: str):
+    """What a helper called on one literal is given: ``fix((-1, 0))`` -> (-1, 0) for a pair
+    (``where`` "window_size"), ``_side(-1)`` -> (-1,) for a side; None for anything else.
+    ``src`` is source text or an ``ast`` node."""
+    node = src
+    if isinstance(src, str):
+        try:
+            node = ast.parse(src.strip(), mode="eval").body
+        except SyntaxError:
+            return None
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+            and not isinstance(node.args[0], ast.Starred)):
+        return None
+    arg = node.args[0]
+    if where == "window_size":
+        if isinstance(arg, (ast.Tuple, ast.List)) and len(arg.elts) == 2:
+            pair = tuple(_literal(e) for e in arg.elts)
+            return pair if ... not in pair else None
+        return None
+    side = _literal(arg)
+    return None if side is ... else (side,)
+
+
+def _elements(src: str, where: str):
+    """The two element nodes of a pair display (``(a, b)``), the expression itself for a side,
+    None otherwise."""
+    try:
+        node = ast.parse(src.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if where != "window_size":
+        return [node]
+    if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 2 and \
+            not any(isinstance(e, ast.Starred) for e in node.elts):
+        return list(node.elts)
+    return None
 
 
 def _side_names(src: str, where: str, names: set) -> list[set] | None:
@@ -1448,6 +1514,7 @@ class _Enumerator:
         self.open: dict = {}      # key -> the expression has a name enumerated over the domain
         self.local_of: dict = {}  # key -> {local name: its values or domain}
         self.side_of: dict = {}   # key -> {local name: (pair name, side)} (``l, r = ws``)
+        self.map_src: dict = {}   # key -> the source its runs are read against
         self.synthetic: dict = {}  # name -> the method (ast def) run as a module-level function
         self.why_not: dict = {}    # id(site) -> why its expression is not run
 
@@ -1475,7 +1542,27 @@ class _Enumerator:
         else:
             pseudo = {}
         free = BH.free_names(node) - set(self.synthetic)
-        return self._register(site, fn, node, src, line, free, want, extra, roots, pseudo)
+        key = self._register(site, fn, node, src, line, free, want, extra, roots, pseudo)
+        if key is not None:
+            # what the expression stands for where it is a module-level name bound once
+            # (``WINDOW = fix((-1, 0))``): read for what it was given (``_normalising_map``)
+            self.map_src[key] = self._module_value(fn, node) or src.strip()
+        return key
+
+    def _module_value(self, fn, node) -> str | None:
+        """The source of the one top-level assignment of the module-level name ``node`` (an
+        ``ast.Name`` that is no local of ``fn``), or None."""
+        if not isinstance(node, ast.Name) or (fn.ir is not None and node.id in fn.defs):
+            return None
+        info = self.judge.index.by_path.get(fn.mod.path)
+        if info is None or info.tree is None:
+            return None
+        found = [st for st in info.tree.body if isinstance(st, ast.Assign)
+                 and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                 and st.targets[0].id == node.id]
+        if len(found) != 1 or _bound_otherwise(info, node.id):
+            return None
+        return ast.unparse(found[0].value)
 
     def _self_attributes(self, fn, node):
         """In an expression that calls a method run as a function, each read of an attribute
@@ -2332,7 +2419,7 @@ def decide(calls, solver, text, judge: Judge) -> None:
                 continue
             is_open = enum.open.get(k, True)
             mapped, unmapped = _normalising_map(r, enum.local_of.get(k), is_open,
-                                                k[1] if isinstance(k, tuple) else "", where,
+                                                enum.map_src.get(k) or k[1], where,
                                                 enum.side_of.get(k) or {})
             if unmapped:
                 plan["unknown"].append(f"{site.key} at {loc}: {unmapped}")

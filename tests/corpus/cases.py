@@ -3010,5 +3010,22 @@ case("sides_swapped_through_copies", {"m.py": _COPIES.format(a="right", b="left"
 case("sides_swapped_through_copies/twin", {"m.py": _COPIES.format(a="left", b="right")},
      "import m\nm.forward(1, 2, 3)\n", "safe", why="each side in its place: (None, 0)")
 
+# 147. a helper called on a literal pair (``WINDOW = fix((-1, 0))``, ``window_size=WINDOW``)
+# whose fix turns a negative bound into 0: the sandbox ran ``WINDOW`` and judged what it
+# gave, (0, 0), a band of its own -- a false "safe". A helper called on one literal (a pair,
+# or a side: ``(_side(-1), 0)``) is judged against what it was given, read through a
+# module-level name bound once. The stand-in's check (a negative bound) does not see (0, 0).
+# The twin's fix gives None
+_FIX_LITERAL = (FA + "\n\ndef fix(window):\n"
+                "    return tuple({repl} if x is not None and x < 0 else x for x in window)\n\n\n"
+                "WINDOW = fix((-1, 0))\n\n\n"
+                "def forward(q, k, v):\n"
+                "    return flash_attn_func(q, k, v, causal=True, window_size=WINDOW)\n")
+case("helper_called_on_a_literal_pair", {"m.py": _FIX_LITERAL.format(repl="0")},
+     "import m\nm.forward(1, 2, 3)\n", "unsafe", exhaustive=False,
+     why="TE's (-1, 0) becomes (0, 0): a one-token band, where TE meant causal")
+case("helper_called_on_a_literal_pair/twin", {"m.py": _FIX_LITERAL.format(repl="None")},
+     "import m\nm.forward(1, 2, 3)\n", "safe", why="(-1, 0) becomes (None, 0): causal")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
