@@ -1085,6 +1085,13 @@ def _shape_mismatch(why: str) -> bool:
 _ATTRIBUTE_READ = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\Z")
 
 
+def _attribute_read(d) -> bool:
+    """A local's binding (``flow_base`` def entry) that is an attribute read off a dotted name
+    (``sw = layer.sliding_window_size``)."""
+    return d[0] == "expr" and isinstance(d[1][0], Attr) and \
+        bool(_ATTRIBUTE_READ.match(expr_label(d[1][0])))
+
+
 def _window_shaped(node, name: str, pair: bool = False) -> bool:
     """Every use of ``name`` in the expression is a comparison with an int or None constant,
     or an arithmetic-free pass-through (the expression itself, a branch of a conditional);
@@ -1896,10 +1903,11 @@ class _Enumerator:
                 elif subscripted or iterated:
                     local[name] = "window"
                 elif _window_shaped(node, name, want == "pair" and name not in pseudo and all(
-                        d[0] == "param" for d in fn.defs.get(name, ()))):
-                    # compared with ints or None only, or a parameter as a side of the pair
-                    # the expression gives: a bound (the code's own failures tell; a
-                    # TypeError is a loud crash, never a silent band)
+                        d[0] == "param" or _attribute_read(d) for d in fn.defs.get(name, ()))):
+                    # compared with ints or None only, or a parameter (or an attribute read
+                    # off an object the flow does not model: a value from outside too) as a
+                    # side of the pair the expression gives: a bound (the code's own failures
+                    # tell; a TypeError is a loud crash, never a silent band)
                     local[name] = "bound"
                 elif self._helper_takes_window(fn, node, name):
                     # handed to an in-tree helper that only uses it as a window or a bound

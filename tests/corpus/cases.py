@@ -3027,5 +3027,25 @@ case("helper_called_on_a_literal_pair", {"m.py": _FIX_LITERAL.format(repl="0")},
 case("helper_called_on_a_literal_pair/twin", {"m.py": _FIX_LITERAL.format(repl="None")},
      "import m\nm.forward(1, 2, 3)\n", "safe", why="(-1, 0) becomes (None, 0): causal")
 
+# 148. a pair built from a window side read off a layer object (SGLang's shape:
+# ``sw = layer.sliding_window_size``; ``(sw, 0) if sw is not None and sw > -1 else (None,
+# None)``): a local bound to an attribute read off an object the flow does not model was
+# not taken as a side of the pair (a value from outside, like a parameter): "cannot be
+# evaluated", a false alarm on a correct shape. It is now run over the bound domain. The twin
+# tests ``sw >= -1``: -1 gives TE's (-1, 0)
+_LAYER_SIDE = ("from flash_attn.cute.interface import flash_attn_varlen_func\n\n\n"
+               "def forward(q, k, v, cu_seqlens, layer):\n"
+               "    sw = layer.sliding_window_size\n"
+               "    window_size = (sw, 0) if sw is not None and sw {op} else (None, None)\n"
+               "    return flash_attn_varlen_func(q, k, v, cu_seqlens_q=cu_seqlens,\n"
+               "                                  cu_seqlens_k=cu_seqlens, causal=True,\n"
+               "                                  window_size=window_size)\n")
+_LAYER_DRIVE = ("import types\nimport m\nfor w in (None, -1, 0, 64):\n"
+                "    m.forward(1, 2, 3, 4, types.SimpleNamespace(sliding_window_size=w))\n")
+case("pair_side_read_off_a_layer", {"m.py": _LAYER_SIDE.format(op="> -1")}, _LAYER_DRIVE,
+     "safe", why="a bound of -1 or None gives (None, None): FA4's full default, causal")
+case("pair_side_read_off_a_layer/twin", {"m.py": _LAYER_SIDE.format(op=">= -1")}, _LAYER_DRIVE,
+     "unknown", why="a bound of -1 gives TE's (-1, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
