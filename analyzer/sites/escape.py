@@ -260,6 +260,18 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
                 wrapped = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
                            and judge.normalised(v)]
                 mods = [v for v in vals if _is_fa4_module(v)]
+                if wrapped:
+                    # what a wrapper keeps of FA4 (``functools.wraps``/``update_wrapper``: its
+                    # ``__wrapped__``) read back bypasses it
+                    p = sc.parent(node)
+                    if isinstance(p, ast.Attribute) and p.attr in ("__wrapped__", "__dict__"):
+                        out.append(Escape(path, p.lineno, p.col_offset + 1,
+                                          f"{node.id}.{p.attr} bypasses the checked wrapper"))
+                    unwrap = _unwraps(p, node)
+                    if unwrap:
+                        out.append(Escape(path, p.lineno, p.col_offset + 1,
+                                          f"{unwrap} may give back the FA4 function the checked "
+                                          f"wrapper {node.id} keeps (its __wrapped__)"))
                 if not raw and not mods and any(
                         isinstance(v, ModRef) and (may_hold is None or may_hold(v.name))
                         for v in vals):
@@ -292,11 +304,6 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
                     continue
                 chained = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
                            and v.chain]
-                if wrapped:
-                    p = sc.parent(node)
-                    if isinstance(p, ast.Attribute) and p.attr == "__wrapped__":
-                        out.append(Escape(path, p.lineno, p.col_offset + 1,
-                                          f"{node.id}.__wrapped__ bypasses the checked wrapper"))
                 if chained:
                     p = sc.parent(node)
                     if isinstance(p, ast.Attribute) and p.value is node \
@@ -328,6 +335,24 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
     for e in out:
         uniq.setdefault((e.path, e.line, e.col), e)
     return [uniq[k] for k in sorted(uniq)]
+
+
+def _unwraps(p, node) -> str:
+    """How the call ``p`` may read back what a wrapper ``node`` keeps as its ``__wrapped__``
+    (``getattr(fa, "__wrapped__")``, ``getattr(fa, name)``, ``vars(fa)``, ``inspect.unwrap
+    (fa)``), or ""."""
+    if not (isinstance(p, ast.Call) and p.args and p.args[0] is node):
+        return ""
+    callee = ast.unparse(p.func)
+    if callee == "getattr":
+        name = p.args[1] if len(p.args) > 1 else None
+        if isinstance(name, ast.Constant) and isinstance(name.value, str) and \
+                name.value not in ("__wrapped__", "__dict__"):
+            return ""
+        return ast.unparse(p)
+    if callee in ("vars", "unwrap", "inspect.unwrap"):
+        return ast.unparse(p)
+    return ""
 
 
 # words found by text (each searched as a literal, its word boundary checked by hand: a
@@ -653,6 +678,15 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
         if _NAMESPACE_ATTRS & set(attrs):
             return ("has its namespace read through "
                     f".{next(a for a in reversed(attrs) if a in _NAMESPACE_ATTRS)}",
+                    f"{ast.unparse(top)} (a module holding FA4)")
+        if "__wrapped__" in attrs:
+            # what a checked wrapper the module holds keeps of FA4, read back
+            return ("reads a __wrapped__, which may give back the FA4 function a checked "
+                    "wrapper keeps", f"{ast.unparse(top)} (a module holding FA4)")
+        if any(isinstance(v, FAFunc) and v.entry.version == "fa4" and judge.normalised(v)
+               for v in vals) and _unwraps(sc.parent(top), top):
+            return ("may give back the FA4 function the checked wrapper keeps (its "
+                    f"__wrapped__): {_unwraps(sc.parent(top), top)}",
                     f"{ast.unparse(top)} (a module holding FA4)")
         raw = fa4_raw(vals)
         if raw:

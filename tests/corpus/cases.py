@@ -3047,5 +3047,24 @@ case("pair_side_read_off_a_layer", {"m.py": _LAYER_SIDE.format(op="> -1")}, _LAY
 case("pair_side_read_off_a_layer/twin", {"m.py": _LAYER_SIDE.format(op=">= -1")}, _LAYER_DRIVE,
      "unknown", why="a bound of -1 gives TE's (-1, 0)")
 
+# 149. fa4_patch.wrap around FA4, and the tree reads back what the wrapper keeps
+# (``getattr(fa, "__wrapped__", fa)``, ``vars(fa)``, ``fa.__dict__``, ``inspect.unwrap(fa)``,
+# or off the module that holds it: ``getattr(w.fa, "__wrapped__")``): only the attribute
+# syntax ``fa.__wrapped__`` was an escape, and the call through ``g`` was not even an FA4
+# call -- a false "safe". Each of them is now an escape (FA4S006). The twin reads the
+# wrapper's name only
+_UNWRAP = ("from flash_attn.cute.interface import flash_attn_func as _raw\n"
+           "from fa4_patch import wrap\n\n"
+           "fa = wrap(_raw)\n"
+           "g = {read}\n\n\n"
+           "def forward(q, k, v):\n"
+           "    return g(q, k, v, causal=True, window_size=(-1, 0))\n")
+case("wrapper_read_back_through_getattr",
+     {"m.py": _UNWRAP.format(read='getattr(fa, "__wrapped__", fa)')},
+     "import m\nm.forward(1, 2, 3)\n", "unknown", why="g is the raw FA4: it gets TE's (-1, 0)")
+case("wrapper_read_back_through_getattr/twin",
+     {"m.py": _UNWRAP.format(read='fa if getattr(fa, "__name__") else fa')},
+     "import m\nm.forward(1, 2, 3)\n", "safe", why="g is the wrapper: FA4 gets (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
