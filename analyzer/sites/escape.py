@@ -264,9 +264,12 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
                     # what a wrapper keeps of FA4 (``functools.wraps``/``update_wrapper``: its
                     # ``__wrapped__``) read back bypasses it
                     p = sc.parent(node)
-                    if isinstance(p, ast.Attribute) and p.attr in ("__wrapped__", "__dict__"):
+                    if isinstance(p, ast.Attribute) and p.value is node and \
+                            p.attr.startswith("__") and p.attr not in _INERT_ATTRS:
+                        # its __wrapped__, its __closure__ cells, its __dict__...
                         out.append(Escape(path, p.lineno, p.col_offset + 1,
-                                          f"{node.id}.{p.attr} bypasses the checked wrapper"))
+                                          f"{node.id}.{p.attr} may give back the FA4 function "
+                                          "the checked wrapper keeps"))
                     unwrap = _unwraps(p, node)
                     if unwrap:
                         out.append(Escape(path, p.lineno, p.col_offset + 1,
@@ -347,10 +350,11 @@ def _unwraps(p, node) -> str:
     if callee == "getattr":
         name = p.args[1] if len(p.args) > 1 else None
         if isinstance(name, ast.Constant) and isinstance(name.value, str) and \
-                name.value not in ("__wrapped__", "__dict__"):
+                (not name.value.startswith("__") or name.value in _INERT_ATTRS):
             return ""
         return ast.unparse(p)
-    if callee in ("vars", "unwrap", "inspect.unwrap"):
+    if callee.rsplit(".", 1)[-1] in ("vars", "unwrap", "getclosurevars", "getmembers",
+                                     "getmembers_static"):
         return ast.unparse(p)
     return ""
 
@@ -679,10 +683,19 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
             return ("has its namespace read through "
                     f".{next(a for a in reversed(attrs) if a in _NAMESPACE_ATTRS)}",
                     f"{ast.unparse(top)} (a module holding FA4)")
-        if "__wrapped__" in attrs:
-            # what a checked wrapper the module holds keeps of FA4, read back
-            return ("reads a __wrapped__, which may give back the FA4 function a checked "
-                    "wrapper keeps", f"{ast.unparse(top)} (a module holding FA4)")
+        # what a checked wrapper the module holds keeps of FA4, read back (``pkg.fa.__wrapped__``,
+        # ``pkg.fa.__closure__``)
+        mid, mexpr = node, Name(id=node.id)
+        while sc.parent(mid) is not top and isinstance(sc.parent(mid), ast.Attribute):
+            mid = sc.parent(mid)
+            mexpr = Attr(base=mexpr, attr=mid.attr)
+            nxt = sc.parent(mid)
+            if isinstance(nxt, ast.Attribute) and nxt.attr.startswith("__") and \
+                    nxt.attr not in _INERT_ATTRS and any(
+                        isinstance(v, FAFunc) and v.entry.version == "fa4" and judge.normalised(v)
+                        for v in _eval(solver, fn, mexpr)):
+                return (f"reads {nxt.attr}, which may give back the FA4 function the checked "
+                        "wrapper keeps", f"{ast.unparse(top)} (a module holding FA4)")
         if any(isinstance(v, FAFunc) and v.entry.version == "fa4" and judge.normalised(v)
                for v in vals) and _unwraps(sc.parent(top), top):
             return ("may give back the FA4 function the checked wrapper keeps (its "

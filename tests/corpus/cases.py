@@ -3066,5 +3066,17 @@ case("wrapper_read_back_through_getattr/twin",
      {"m.py": _UNWRAP.format(read='fa if getattr(fa, "__name__") else fa')},
      "import m\nm.forward(1, 2, 3)\n", "safe", why="g is the wrapper: FA4 gets (None, 0)")
 
+# 150. the same through the wrapper's other special attributes (``fa.__globals__``, where
+# fa4_patch's generated wrapper keeps FA4; ``fa.__closure__`` cells, ``inspect.getclosurevars
+# (fa)``, where a closure keeps it): only ``__wrapped__`` and ``__dict__`` were escapes. Any
+# special attribute of a checked wrapper other than its name and docs is now one
+case("wrapper_read_back_through_its_globals",
+     {"m.py": _UNWRAP.format(read='fa.__globals__.get("_fa4_fn", fa)')},
+     "import m\nm.forward(1, 2, 3)\n", "unknown",
+     why="g is the raw FA4 the generated wrapper keeps in its globals: it gets TE's (-1, 0)")
+case("wrapper_read_back_through_its_globals/twin",
+     {"m.py": _UNWRAP.format(read="fa if fa.__doc__ is not None or True else fa")},
+     "import m\nm.forward(1, 2, 3)\n", "safe", why="g is the wrapper: FA4 gets (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
