@@ -73,3 +73,27 @@ def test_split_keys_map_one_side():
     r = runs(({"l": -1}, 0), ({"l": 7}, 7))
     mapped, _ = _normalising_map(r, {"l": "bound"}, True, "0 if l < 0 else l", "left")
     assert mapped == {((-1,), (0,), True)}
+
+
+def test_a_conditionals_pairs_are_read_place_by_place():
+    # ``(0, 0) if l < 0 else (l, 0)``: place 0 reads l in either branch
+    r = runs(({"l": -1}, (0, 0)), ({"l": 5}, (5, 0)))
+    mapped, why = _normalising_map(r, {"l": "bound"}, True, "(0, 0) if l < 0 else (l, 0)")
+    assert why == ""
+    assert mapped == {((-1, 0), (0, 0), True)}
+
+
+def test_a_helper_handed_both_sides_is_read_by_their_pair_or_their_places():
+    r = runs(({"l": -1, "r": 0}, (0, None)))
+    by_pair, _ = _normalising_map(r, {"l": "bound", "r": "bound"}, True, "norm2(l, r)",
+                                  side_of={"l": ("ws", 0), "r": ("ws", 1)})
+    assert by_pair == {((-1, 0), (0, None), True)}
+    by_place, _ = _normalising_map(r, {"l": "bound", "r": "bound"}, True, "norm2(r, l)")
+    assert by_place == {((0, -1), (0, None), True)}
+
+
+def test_a_pair_built_from_window_values_any_other_way_is_unknown():
+    r = runs(({"l": -1}, (0, 0)))
+    mapped, why = _normalising_map(r, {"l": "bound"}, True, "make(l)")
+    assert mapped == set()
+    assert "cannot be read" in why

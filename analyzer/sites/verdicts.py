@@ -712,7 +712,30 @@ def _normalising_map(r, local, is_open, src: str = "", where: str = "window_size
     sides = _side_names(src, where, set(local))
     elements = _elements(src, where)
     if sides is None:
-        return set(), ""        # no side can be told apart: what it gives is judged as it is
+        # no side can be told apart in the expression (``norm2(l, r)``): the two sides of
+        # one pair it reads (``l, r = ws``) are what it was given, or the two window values a
+        # call is handed by position; a run that reads window values otherwise is unknown
+        whole = _whole_pair_map(r, local, is_open, side_of or {})
+        if whole is not None:
+            return whole, ""
+        args = _call_pair_args(src, set(local))
+        for inputs, value in r.io:
+            ins = dict(inputs)
+            held = {n for n, x in ins.items() if _is_side(x)}
+            if not held:
+                continue
+            value = (None, None) if value is None else value
+            if not (isinstance(value, tuple) and len(value) == 2) or \
+                    any(not _is_side(x) for x in value):
+                return set(), ""        # not a pair / not ints: reported by the caller
+            if args is None or not set(args) <= held:
+                return set(), ("the expression builds the pair from window values it reads "
+                               f"(it gives {P.fmt_pair(*value)}), and which side each "
+                               "stands for cannot be read")
+            inp = (ins[args[0]], ins[args[1]])
+            if inp != tuple(value):
+                out.add((inp, tuple(value), is_open))
+        return out, ""
     for inputs, value in r.io:
         ins = dict(inputs)
         if where == "window_size":
@@ -762,6 +785,46 @@ def _normalising_map(r, local, is_open, src: str = "", where: str = "window_size
         if tuple(inp) != got:
             out.add((tuple(inp), got, is_open))
     return out, ""
+
+
+def _call_pair_args(src: str, names: set):
+    """The two names a call is handed by position (``norm2(l, r)``), both among ``names``; or
+    None."""
+    try:
+        node = ast.parse(src.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.Call) and not node.keywords and len(node.args) == 2 and \
+            all(isinstance(a, ast.Name) and a.id in names for a in node.args):
+        return node.args[0].id, node.args[1].id
+    return None
+
+
+def _whole_pair_map(r, local, is_open, side_of: dict):
+    """For an expression over both sides of one pair unpacked into locals (each side read by
+    one name): (that pair, what the run gives, open) for each run that gives another pair;
+    None where the expression reads no such pair."""
+    by_side: dict = {}
+    pairs = set()
+    for name in local:
+        o = side_of.get(name)
+        if o is not None:
+            pairs.add(o[0])
+            by_side.setdefault(o[1], []).append(name)
+    if len(pairs) != 1 or sorted(by_side) != [0, 1] or any(len(v) != 1 for v in by_side.values()):
+        return None
+    n0, n1 = by_side[0][0], by_side[1][0]
+    out = set()
+    for inputs, value in r.io:
+        ins = dict(inputs)
+        value = (None, None) if value is None else value
+        inp = (ins.get(n0), ins.get(n1))
+        if not (isinstance(value, tuple) and len(value) == 2) or \
+                any(not _is_side(x) for x in inp + tuple(value)):
+            return set()
+        if inp != tuple(value):
+            out.add((inp, tuple(value), is_open))
+    return out
 
 
 def _unpacked_sides(fn, local, line) -> dict:
@@ -869,10 +932,21 @@ def _side_names(src: str, where: str, names: set) -> list[set] | None:
 
     if where != "window_size":
         return [read(node)]
-    if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 2 and \
-            not any(isinstance(e, ast.Starred) for e in node.elts):
-        return [read(e) for e in node.elts]
-    return None
+    def per_side(n):
+        if isinstance(n, (ast.Tuple, ast.List)) and len(n.elts) == 2 and \
+                not any(isinstance(e, ast.Starred) for e in n.elts):
+            return [read(e) for e in n.elts]
+        if isinstance(n, ast.IfExp):
+            # either branch: what each place reads in either (the test only chooses)
+            a, b = per_side(n.body), per_side(n.orelse)
+            if a is None or b is None:
+                return None
+            return [a[0] | b[0], a[1] | b[1]]
+        if isinstance(n, ast.Constant) and n.value is None:
+            return [set(), set()]
+        return None
+
+    return per_side(node)
 
 
 def _judge_mapped(res, wv, through_chain: bool = False) -> tuple[str, str] | None:

@@ -2010,14 +2010,16 @@ case("kept_container_handed_by_keyword/twin", {"norm.py": _KEPT_WRAP,
 # 91. a window pair built from a parameter that its callers (outside the tree: a custom op
 # dispatched by name) pass as one bound: ``(left, 0) if left > 0 else (None, None)``. The
 # parameter, a side of the pair the expression gives, was not taken as a bound: "cannot be
-# evaluated", a false alarm on a correct shape. It is now run over the bound domain. The
-# twin tests ``left != 0``: -1 gives TE's (-1, 0)
+# evaluated", a false alarm on a correct shape. It is now run over the bound domain, each
+# place judged against the bound it reads in either branch (``left > 0`` would turn a bound of
+# 0 into full causal attention: a wider band). The twin tests ``left != 0``: -1 gives TE's
+# (-1, 0)
 _OP_PAIR = (FA + "\n\ndef attn_fwd(q, k, v, left):\n"
             "    window = (left, 0) if left {test} else (None, None)\n"
             "    return flash_attn_func(q, k, v, causal=True, window_size=window)\n")
-case("pair_built_from_a_bound_parameter", {"m.py": _OP_PAIR.format(test="> 0")},
+case("pair_built_from_a_bound_parameter", {"m.py": _OP_PAIR.format(test=">= 0")},
      "import m\nfor w in (-1, 0, 1, 64):\n    m.attn_fwd(1, 2, 3, w)\n", "safe",
-     why="a positive bound is kept, anything else is None: no negative reaches FA4")
+     why="a bound of 0 or more is kept, a negative one gives full causal attention")
 case("pair_built_from_a_bound_parameter/twin", {"m.py": _OP_PAIR.format(test="!= 0")},
      "import m\nm.attn_fwd(1, 2, 3, -1)\n", "unknown", exhaustive=False,
      why="-1 is kept: FA4 gets TE's (-1, 0)")
@@ -3077,6 +3079,37 @@ case("wrapper_read_back_through_its_globals",
 case("wrapper_read_back_through_its_globals/twin",
      {"m.py": _UNWRAP.format(read="fa if fa.__doc__ is not None or True else fa")},
      "import m\nm.forward(1, 2, 3)\n", "safe", why="g is the wrapper: FA4 gets (None, 0)")
+
+# 151. a helper handed the two sides of an unpacked pair (``norm2(left, right)``) that turns a
+# negative bound into 0: the expression is no pair display, so its runs were judged by what
+# they give ((0, 0): a band of its own) -- a false "safe". The sides of one unpacked pair it
+# reads are now what it was given (and two window values a call is handed by position, where
+# no pair is known); a run that reads window values any other way is unknown. The twin's
+# helper gives None
+_TWO_SIDES = (FA + "\n\ndef norm2(a, b):\n"
+              "    return ({repl} if a < 0 else a, {repl} if b < 0 else b)\n\n\n"
+              "def attend(q, k, v, window):\n    left, right = window\n"
+              "    return flash_attn_func(q, k, v, causal=True, window_size=norm2(left, right))\n\n\n"
+              "def forward(q, k, v):\n    return attend(q, k, v, (-1, 0))\n")
+case("helper_handed_both_sides", {"m.py": _TWO_SIDES.format(repl="0")},
+     "import m\nm.forward(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="TE's (-1, 0) becomes (0, 0): a one-token band, where TE meant causal")
+case("helper_handed_both_sides/twin", {"m.py": _TWO_SIDES.format(repl="None")},
+     "import m\nm.forward(1, 2, 3)\n", "safe", why="(-1, 0) becomes (None, 0): causal")
+
+# 152. a pair chosen by a condition over a side read off a config object (``(0, 0) if l < 0
+# else (l, 0)``): judged by what it gives, (0, 0) passed -- a false "safe". Each place of a
+# conditional's pairs is now judged against the bound it reads in either branch. The twin
+# gives (None, 0) for a negative bound
+_CHOSEN = (FA + "\n\ndef attend(q, k, v, cfg):\n    left = cfg.left\n"
+           "    window = ({neg}, 0) if left < 0 else (left, 0)\n"
+           "    return flash_attn_func(q, k, v, causal=True, window_size=window)\n")
+_CHOSEN_DRIVE = ("import types\nimport m\nfor w in (-1, 0, 64):\n"
+                 "    m.attend(1, 2, 3, types.SimpleNamespace(left=w))\n")
+case("pair_chosen_from_a_config_side", {"m.py": _CHOSEN.format(neg="0")}, _CHOSEN_DRIVE,
+     "unknown", exhaustive=False, why="a bound of -1 (unbounded) becomes 0: no look-back")
+case("pair_chosen_from_a_config_side/twin", {"m.py": _CHOSEN.format(neg="None")},
+     _CHOSEN_DRIVE, "safe", why="a negative bound becomes None: causal")
 
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
