@@ -1626,9 +1626,77 @@ class _Enumerator:
         key = self._register(site, fn, node, src, line, free, want, extra, roots, pseudo)
         if key is not None:
             # what the expression stands for where it is a module-level name bound once
-            # (``WINDOW = fix((-1, 0))``): read for what it was given (``_normalising_map``)
-            self.map_src[key] = self._module_value(fn, node) or src.strip()
+            # (``WINDOW = fix((-1, 0))``), and the module-level names it reads that hold a
+            # literal window (``fix(WINDOW)``, ``_side(LEFT)``, also imported): read for what
+            # it was given (``_normalising_map``)
+            self.map_src[key] = self._with_literals(
+                fn, self._module_value(fn, node) or src.strip())
         return key
+
+    def _with_literals(self, fn, src: str) -> str:
+        """``src`` with each name it reads that is no local of ``fn`` and is bound once, at
+        the top level of its module (this one, or the one it is imported from), to a literal
+        window side or pair, replaced by that literal."""
+        try:
+            tree = ast.parse(src, mode="eval")
+        except SyntaxError:
+            return src
+        changed = False
+
+        class Swap(ast.NodeTransformer):
+            def visit_Name(self_, n):
+                nonlocal changed
+                if not isinstance(n.ctx, ast.Load) or (fn.ir is not None and n.id in fn.defs):
+                    return n
+                lit = self._module_literal(fn.mod.path, n.id, 0)
+                if lit is None:
+                    return n
+                changed = True
+                return ast.copy_location(lit, n)
+
+        tree = Swap().visit(tree)
+        return ast.unparse(tree) if changed else src
+
+    def _module_literal(self, path: str, name: str, depth: int):
+        """The literal window side or pair (an ``ast`` node) the top level of the module at
+        ``path`` binds ``name`` to, once, by a plain assignment or through a ``from m import
+        name`` of the tree; None otherwise."""
+        from analyzer.sites.reach import _resolve
+
+        info = self.judge.index.by_path.get(path)
+        if depth > 4 or info is None or info.tree is None or _bound_otherwise(info, name):
+            return None
+        found = []
+        for st in info.tree.body:
+            if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
+                                                  for t in st.targets):
+                found.append(("value", st.value if len(st.targets) == 1 else None))
+            elif isinstance(st, ast.ImportFrom):
+                for a in st.names:
+                    if (a.asname or a.name) == name:
+                        found.append(("import", (st, a.name)))
+            elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                    and st.name == name:
+                found.append(("def", None))
+        if len(found) != 1:
+            return None
+        kind, what = found[0]
+        if kind == "value" and what is not None:
+            try:
+                v = ast.literal_eval(what)
+            except (ValueError, SyntaxError, TypeError):
+                return None
+            ok = _is_side(v) or (isinstance(v, (tuple, list)) and len(v) == 2
+                                 and all(_is_side(x) for x in v))
+            return what if ok else None
+        if kind == "import":
+            st, attr = what
+            mod = _resolve(info.name, info.is_pkg, st.module, st.level) if st.level else \
+                (st.module or "")
+            other = self.judge.index.modules.get(mod)
+            return self._module_literal(other.path, attr, depth + 1) if other is not None \
+                else None
+        return None
 
     def _module_value(self, fn, node) -> str | None:
         """The source of the one top-level assignment of the module-level name ``node`` (an

@@ -3111,5 +3111,22 @@ case("pair_chosen_from_a_config_side", {"m.py": _CHOSEN.format(neg="0")}, _CHOSE
 case("pair_chosen_from_a_config_side/twin", {"m.py": _CHOSEN.format(neg="None")},
      _CHOSEN_DRIVE, "safe", why="a negative bound becomes None: causal")
 
+# 153. a helper called on a literal window kept in a module-level name of another module
+# (``from consts import WINDOW``; ``fix(WINDOW)``) or of its own (``_side(LEFT)``) whose fix
+# turns a negative bound into 0: the runs were judged by what they give, (0, 0) -- a false
+# "safe". A name the expression reads that is bound once, at its module's top level, to a
+# literal window side or pair is read as that literal. The twin's fix gives None
+_FIX_CONST = (FA + "from consts import WINDOW\n\n\ndef fix(window):\n"
+              "    return tuple({repl} if x is not None and x < 0 else x for x in window)\n\n\n"
+              "def forward(q, k, v):\n"
+              "    return flash_attn_func(q, k, v, causal=True, window_size=fix(WINDOW))\n")
+case("helper_called_on_a_constant_of_another_module",
+     {"consts.py": "WINDOW = (-1, 0)\n", "m.py": _FIX_CONST.format(repl="0")},
+     "import m\nm.forward(1, 2, 3)\n", "unsafe", exhaustive=False,
+     why="TE's (-1, 0) becomes (0, 0): a one-token band, where TE meant causal")
+case("helper_called_on_a_constant_of_another_module/twin",
+     {"consts.py": "WINDOW = (-1, 0)\n", "m.py": _FIX_CONST.format(repl="None")},
+     "import m\nm.forward(1, 2, 3)\n", "safe", why="(-1, 0) becomes (None, 0): causal")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
