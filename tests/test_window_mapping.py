@@ -97,3 +97,9 @@ def test_a_pair_built_from_window_values_any_other_way_is_unknown():
     mapped, why = _normalising_map(r, {"l": "bound"}, True, "make(l)")
     assert mapped == set()
     assert "cannot be read" in why
+
+
+def test_helpers_applied_one_over_another_are_read_against_the_innermost_literal():
+    # ``fix(fix((-1, 0)))``: 'safe' when only a helper called directly on a literal was read
+    r = runs(({}, (0, 0)))
+    assert _normalising_map(r, {}, False, "fix(fix((-1, 0)))")[0] == {((-1, 0), (0, 0), False)}

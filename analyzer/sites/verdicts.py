@@ -881,8 +881,9 @@ def _literal(node):
 
 
 def _literal_argument(src, where: str):
-    """What a helper called on one literal is given: ``fix((-1, 0))`` -> (-1, 0) for a pair
-    (``where`` "window_size"), ``_side(-1)`` -> (-1,) for a side; None for anything else.
+    """What a helper called on one literal is given (through helpers applied one over another):
+    ``fix((-1, 0))`` -> (-1, 0) for a pair (``where`` "window_size"), ``_side(-1)`` -> (-1,)
+    for a side; None for anything else.
     ``src`` is source text or an ``ast`` node."""
     node = src
     if isinstance(src, str):
@@ -894,6 +895,10 @@ def _literal_argument(src, where: str):
             and not isinstance(node.args[0], ast.Starred)):
         return None
     arg = node.args[0]
+    # helpers applied one over another (``fix(norm((-1, 0)))``): what the innermost was given
+    while isinstance(arg, ast.Call) and len(arg.args) == 1 and not arg.keywords and \
+            not isinstance(arg.args[0], ast.Starred):
+        arg = arg.args[0]
     if where == "window_size":
         if isinstance(arg, (ast.Tuple, ast.List)) and len(arg.elts) == 2:
             pair = tuple(_literal(e) for e in arg.elts)
