@@ -257,15 +257,12 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
                 vals = values(qual, node.id, node.lineno)
                 raw = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
                        and not judge.normalised(v)]
-                wrapped = [v for v in vals if isinstance(v, FAFunc) and v.entry.version == "fa4"
-                           and judge.normalised(v)]
                 mods = [v for v in vals if _is_fa4_module(v)]
-                if wrapped:
+                if _holds_wrapped(vals, judge):
                     # what a wrapper keeps of FA4 (``functools.wraps``/``update_wrapper``: its
                     # ``__wrapped__``) read back bypasses it
                     p = sc.parent(node)
-                    if isinstance(p, ast.Attribute) and p.value is node and \
-                            p.attr.startswith("__") and p.attr not in _INERT_ATTRS:
+                    if isinstance(p, ast.Attribute) and p.value is node and _special(p.attr):
                         # its __wrapped__, its __closure__ cells, its __dict__...
                         out.append(Escape(path, p.lineno, p.col_offset + 1,
                                           f"{node.id}.{p.attr} may give back the FA4 function "
@@ -340,6 +337,28 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
     return [uniq[k] for k in sorted(uniq)]
 
 
+def _special(attr: str) -> bool:
+    """A special attribute of a function that may give back what it keeps (its
+    ``__wrapped__``, ``__closure__``, ``__globals__``, ``__dict__``...): not its name or docs."""
+    return attr.startswith("__") and attr not in _INERT_ATTRS
+
+
+def _holds_wrapped(vals, judge) -> bool:
+    """Some value of ``vals`` is FA4 behind a checked wrapper."""
+    return any(isinstance(v, FAFunc) and v.entry.version == "fa4" and judge.normalised(v)
+               for v in vals)
+
+
+def _chain_prefixes(sc, node, top):
+    """(node, IR expression) for each attribute read of the chain from ``node`` up to, not
+    including, ``top`` (``pkg.fa`` of ``pkg.fa.__wrapped__``), innermost first."""
+    mid, mexpr = node, Name(id=node.id)
+    while sc.parent(mid) is not top and isinstance(sc.parent(mid), ast.Attribute):
+        mid = sc.parent(mid)
+        mexpr = Attr(base=mexpr, attr=mid.attr)
+        yield mid, mexpr
+
+
 def _unwraps(p, node) -> str:
     """How the call ``p`` may read back what a wrapper ``node`` keeps as its ``__wrapped__``
     (``getattr(fa, "__wrapped__")``, ``getattr(fa, name)``, ``vars(fa)``, ``inspect.unwrap
@@ -350,7 +369,7 @@ def _unwraps(p, node) -> str:
     if callee == "getattr":
         name = p.args[1] if len(p.args) > 1 else None
         if isinstance(name, ast.Constant) and isinstance(name.value, str) and \
-                (not name.value.startswith("__") or name.value in _INERT_ATTRS):
+                not _special(name.value):
             return ""
         return ast.unparse(p)
     if callee.rsplit(".", 1)[-1] in ("vars", "unwrap", "getclosurevars", "getmembers",
@@ -685,22 +704,16 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
                     f"{ast.unparse(top)} (a module holding FA4)")
         # what a checked wrapper the module holds keeps of FA4, read back (``pkg.fa.__wrapped__``,
         # ``pkg.fa.__closure__``)
-        mid, mexpr = node, Name(id=node.id)
-        while sc.parent(mid) is not top and isinstance(sc.parent(mid), ast.Attribute):
-            mid = sc.parent(mid)
-            mexpr = Attr(base=mexpr, attr=mid.attr)
+        for mid, mexpr in _chain_prefixes(sc, node, top):
             nxt = sc.parent(mid)
-            if isinstance(nxt, ast.Attribute) and nxt.attr.startswith("__") and \
-                    nxt.attr not in _INERT_ATTRS and any(
-                        isinstance(v, FAFunc) and v.entry.version == "fa4" and judge.normalised(v)
-                        for v in _eval(solver, fn, mexpr)):
+            if isinstance(nxt, ast.Attribute) and _special(nxt.attr) and \
+                    _holds_wrapped(_eval(solver, fn, mexpr), judge):
                 return (f"reads {nxt.attr}, which may give back the FA4 function the checked "
                         "wrapper keeps", f"{ast.unparse(top)} (a module holding FA4)")
-        if any(isinstance(v, FAFunc) and v.entry.version == "fa4" and judge.normalised(v)
-               for v in vals) and _unwraps(sc.parent(top), top):
+        unwrap = _unwraps(sc.parent(top), top)
+        if unwrap and _holds_wrapped(vals, judge):
             return ("may give back the FA4 function the checked wrapper keeps (its "
-                    f"__wrapped__): {_unwraps(sc.parent(top), top)}",
-                    f"{ast.unparse(top)} (a module holding FA4)")
+                    f"__wrapped__): {unwrap}", f"{ast.unparse(top)} (a module holding FA4)")
         raw = fa4_raw(vals)
         if raw:
             return (_use(sc, top, fn, solver, call_at, path),
@@ -710,10 +723,7 @@ def _tree_module_use(sc, node, fn, solver, call_at, path, judge,
                     f"{ast.unparse(top)} (a list or tuple holding FA4)")
         # FA4 partway along the chain (``pkg.flash_attn_func.__call__``, ``pkg.FNS.pop``):
         # what is read off it decides (``_use``, ``_list_use``)
-        mid, mexpr = node, Name(id=node.id)
-        while sc.parent(mid) is not top and isinstance(sc.parent(mid), ast.Attribute):
-            mid = sc.parent(mid)
-            mexpr = Attr(base=mexpr, attr=mid.attr)
+        for mid, mexpr in _chain_prefixes(sc, node, top):
             mvals = _eval(solver, fn, mexpr)
             mraw = fa4_raw(mvals)
             if mraw:

@@ -734,6 +734,16 @@ def item_changes(fn: "Fn", name: str) -> tuple:
     return hit
 
 
+def module_item_changes(mod: "Mod", name: str) -> tuple:
+    """``item_changes`` for a dict bound at the top level of ``mod``: what any code of the
+    module (its functions included) does to the lists it holds."""
+    memo = mod.__dict__.setdefault("_item_changes", {})
+    hit = memo.get(name)
+    if hit is None:
+        hit = memo[name] = _item_changes(mod.ir.body, name)
+    return hit
+
+
 def _item_changes(body, name: str) -> tuple:
     def held(e) -> bool:            # ``name[...]`` or a subscript/attribute chain over it
         while isinstance(e, (Subscript, Attr)):
@@ -940,6 +950,7 @@ _BUILTINS = frozenset(dir(__builtins__) if isinstance(__builtins__, dict) is Fal
 
 __all__ = [
     'item_changes',
+    'module_item_changes',
     'fn_context',
     'first_param_untrusted',
     'is_static_method',

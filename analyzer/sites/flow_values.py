@@ -7,7 +7,7 @@ other's through ``self``)."""
 from __future__ import annotations
 
 from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
-from analyzer.sites.flow_base import _is, _item_changes
+from analyzer.sites.flow_base import _is
 from analyzer.sites.ir import (Assign, Attr, Block, Call, DictExpr, Either, If, ListExpr, Lit,
                               Name, Starred, Subscript, Try, TupleExpr, Unknown, UnknownWhy)
 
@@ -106,7 +106,7 @@ class Values:
                 why = module_container_escapes(owner.mod, name)
                 if not why and isinstance(v, DictVal) and self._list_entries(v):
                     # a list it holds as a window may be changed through it in place
-                    why = _item_changes(owner.mod.ir.body, name)
+                    why = module_item_changes(owner.mod, name)
                 if why:
                     return f"{owner.mod.path}: {why[0]}"
                 other = "" if v.alloc[0] == "list" and _is_tuple_display(owner.mod, eid) \
@@ -318,15 +318,15 @@ class Values:
             # a parameter dict from unseen callers: what this function writes into it
             # still reaches wherever it goes
             vals = vals | {(DictVal(("param", ctx.fn.key, name)), EMPTY)}
-        if isinstance(ctx, _FnCtx) and not ctx.static and ctx.fn is not None \
-                and ctx.fn.ir is not None and any(
-                    isinstance(v, DictVal) and self._list_entries(v) for v, _ in vals):
+        listy = [v for v, _ in vals if isinstance(v, DictVal) and self._list_entries(v)] \
+            if isinstance(ctx, _FnCtx) and not ctx.static and ctx.fn is not None \
+            and ctx.fn.ir is not None else []
+        if listy:
             # a list held as a window entry may be changed through the dict in place
             why = self.item_changes_deep(ctx.fn, name)
             if why:
                 vals = frozenset((DictVal(v.alloc, v.entries, v.opaque | frozenset(why[:1]))
-                                  if isinstance(v, DictVal) and self._list_entries(v) else v, f)
-                                 for v, f in vals)
+                                  if v in listy else v, f) for v, f in vals)
         if isinstance(ctx, _FnCtx) and not ctx.static and ctx.fn is not None \
                 and any(isinstance(v, (DictVal, ListVal)) for v, _ in vals):
             ents, opq = self.local_mutations(ctx.fn, name)

@@ -683,14 +683,14 @@ def _normalising_map(r, local, is_open, src: str = "", where: str = "window_size
     if not r.io:
         return set(), ""
     local = local or {}
+    node = _parse_expr(src)
     out: set = set()
-    given = _literal_argument(src, where)
+    given = _literal_argument(node, where)
     if given is not None:
         # a helper called on a literal (``fix((-1, 0))``, ``_side(-1)``): what it was given
-        for inputs, value in r.io:
-            value = (None, None) if value is None and where == "window_size" else value
-            got = tuple(value) if where == "window_size" else (value,)
-            if where == "window_size" and len(got) != 2 or any(not _is_side(x) for x in got):
+        for _, value in r.io:
+            got = _output(value, where)
+            if got is None:
                 return set(), ""        # not a pair / not ints: reported by the caller
             if given != got:
                 out.add((given, got, is_open))
@@ -701,16 +701,15 @@ def _normalising_map(r, local, is_open, src: str = "", where: str = "window_size
         if all(inp is None or (isinstance(inp, tuple) and len(inp) == 2) for inp, _ in runs):
             for inp, value in runs:
                 inp = (None, None) if inp is None else inp
-                value = (None, None) if value is None else value
-                if not (isinstance(value, tuple) and len(value) == 2):
-                    return set(), ""        # not a pair: reported by the caller
-                if any(not _is_side(x) for x in inp + value):
-                    return set(), ""        # not ints: reported by the caller
-                if inp != value:            # the same pair is judged as it is, with the others
-                    out.add((inp, value, is_open))
+                got = _output(value, where)
+                if got is None or any(not _is_side(x) for x in inp):
+                    return set(), ""        # not a pair / not ints: reported by the caller
+                if inp != got:              # the same pair is judged as it is, with the others
+                    out.add((inp, got, is_open))
             return out, ""
-    sides = _side_names(src, where, set(local))
-    elements = _elements(src, where)
+    names = set(local)
+    sides = _side_names(node, where, names)
+    elements = _elements(node, where)
     if sides is None:
         # no side can be told apart in the expression (``norm2(l, r)``): the two sides of
         # one pair it reads (``l, r = ws``) are what it was given, or the two window values a
@@ -718,36 +717,31 @@ def _normalising_map(r, local, is_open, src: str = "", where: str = "window_size
         whole = _whole_pair_map(r, local, is_open, side_of or {})
         if whole is not None:
             return whole, ""
-        args = _call_pair_args(src, set(local))
+        args = _call_pair_args(node, names)
         for inputs, value in r.io:
             ins = dict(inputs)
             held = {n for n, x in ins.items() if _is_side(x)}
             if not held:
                 continue
-            value = (None, None) if value is None else value
-            if not (isinstance(value, tuple) and len(value) == 2) or \
-                    any(not _is_side(x) for x in value):
+            got = _output(value, where)
+            if got is None:
                 return set(), ""        # not a pair / not ints: reported by the caller
             if args is None or not set(args) <= held:
                 return set(), ("the expression builds the pair from window values it reads "
-                               f"(it gives {P.fmt_pair(*value)}), and which side each "
+                               f"(it gives {P.fmt_pair(*got)}), and which side each "
                                "stands for cannot be read")
             inp = (ins[args[0]], ins[args[1]])
-            if inp != tuple(value):
-                out.add((inp, tuple(value), is_open))
+            if inp != got:
+                out.add((inp, got, is_open))
         return out, ""
+    # ``(_side(-1), 0)``: the side a helper was given, place by place
+    literal_sides = [None if elements is None or sides[i] else
+                     _literal_argument(elements[i], "side") for i in range(len(sides))]
     for inputs, value in r.io:
         ins = dict(inputs)
-        if where == "window_size":
-            if value is None:
-                value = (None, None)
-            if not (isinstance(value, tuple) and len(value) == 2):
-                return set(), ""        # not a pair: reported by the caller
-            got = tuple(value)
-        else:
-            got = (value,)
-        if any(not _is_side(x) for x in got):
-            return set(), ""            # not ints: reported by the caller
+        got = _output(value, where)
+        if got is None:
+            return set(), ""            # not a pair / not ints: reported by the caller
         held = {n for n, x in ins.items() if _is_side(x)}
         inp = []
         reads = []
@@ -757,10 +751,8 @@ def _normalising_map(r, local, is_open, src: str = "", where: str = "window_size
                 (n,) = read
                 inp.append(ins[n])
                 reads.append(n)
-            elif not sides[i] and elements is not None and \
-                    _literal_argument(elements[i], "side") is not None:
-                # ``(_side(-1), 0)``: the side a helper was given
-                inp.append(_literal_argument(elements[i], "side")[0])
+            elif literal_sides[i] is not None:
+                inp.append(literal_sides[i][0])
                 reads.append(None)
             else:
                 # no one input it stands for (a literal, a flag, several values): judged as
@@ -787,13 +779,39 @@ def _normalising_map(r, local, is_open, src: str = "", where: str = "window_size
     return out, ""
 
 
-def _call_pair_args(src: str, names: set):
-    """The two names a call is handed by position (``norm2(l, r)``), both among ``names``; or
-    None."""
+def _parse_expr(src: str):
+    """The ``ast`` node of an expression's source, or None where it does not parse."""
     try:
-        node = ast.parse(src.strip(), mode="eval").body
+        return ast.parse(src.strip(), mode="eval").body
     except SyntaxError:
         return None
+
+
+def _output(value, where: str):
+    """What one run of a window expression gives, as a tuple of sides (a pair for
+    "window_size", None standing for (None, None); a 1-tuple for a side), or None where it is
+    not that (not a pair, not None or ints: the caller reports it)."""
+    if where == "window_size":
+        value = (None, None) if value is None else value
+        if not (isinstance(value, tuple) and len(value) == 2):
+            return None
+        got = tuple(value)
+    else:
+        got = (value,)
+    return got if all(_is_side(x) for x in got) else None
+
+
+def _pair_display(node):
+    """The two elements of a pair display (``(a, b)``, ``[a, b]``), or None."""
+    if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 2 and \
+            not any(isinstance(e, ast.Starred) for e in node.elts):
+        return list(node.elts)
+    return None
+
+
+def _call_pair_args(node, names: set):
+    """The two names a call is handed by position (``norm2(l, r)``), both among ``names``; or
+    None."""
     if isinstance(node, ast.Call) and not node.keywords and len(node.args) == 2 and \
             all(isinstance(a, ast.Name) and a.id in names for a in node.args):
         return node.args[0].id, node.args[1].id
@@ -817,13 +835,12 @@ def _whole_pair_map(r, local, is_open, side_of: dict):
     out = set()
     for inputs, value in r.io:
         ins = dict(inputs)
-        value = (None, None) if value is None else value
         inp = (ins.get(n0), ins.get(n1))
-        if not (isinstance(value, tuple) and len(value) == 2) or \
-                any(not _is_side(x) for x in inp + tuple(value)):
+        got = _output(value, "window_size")
+        if got is None or any(not _is_side(x) for x in inp):
             return set()
-        if inp != tuple(value):
-            out.add((inp, tuple(value), is_open))
+        if inp != got:
+            out.add((inp, got, is_open))
     return out
 
 
@@ -880,24 +897,19 @@ def _literal(node):
     return ...
 
 
-def _literal_argument(src, where: str):
+def _literal_argument(node, where: str):
     """What a helper called on one literal is given (through helpers applied one over another):
     ``fix((-1, 0))`` -> (-1, 0) for a pair (``where`` "window_size"), ``_side(-1)`` -> (-1,)
-    for a side; None for anything else.
-    ``src`` is source text or an ``ast`` node."""
-    node = src
-    if isinstance(src, str):
-        try:
-            node = ast.parse(src.strip(), mode="eval").body
-        except SyntaxError:
-            return None
-    if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
-            and not isinstance(node.args[0], ast.Starred)):
+    for a side; None for anything else (``node``: the expression's ``ast`` node)."""
+    def one_argument(n) -> bool:
+        return isinstance(n, ast.Call) and len(n.args) == 1 and not n.keywords and \
+            not isinstance(n.args[0], ast.Starred)
+
+    if not one_argument(node):
         return None
     arg = node.args[0]
     # helpers applied one over another (``fix(norm((-1, 0)))``): what the innermost was given
-    while isinstance(arg, ast.Call) and len(arg.args) == 1 and not arg.keywords and \
-            not isinstance(arg.args[0], ast.Starred):
+    while one_argument(arg):
         arg = arg.args[0]
     if where == "window_size":
         if isinstance(arg, (ast.Tuple, ast.List)) and len(arg.elts) == 2:
@@ -908,28 +920,20 @@ def _literal_argument(src, where: str):
     return None if side is ... else (side,)
 
 
-def _elements(src: str, where: str):
+def _elements(node, where: str):
     """The two element nodes of a pair display (``(a, b)``), the expression itself for a side,
     None otherwise."""
-    try:
-        node = ast.parse(src.strip(), mode="eval").body
-    except SyntaxError:
+    if node is None:
         return None
-    if where != "window_size":
-        return [node]
-    if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 2 and \
-            not any(isinstance(e, ast.Starred) for e in node.elts):
-        return list(node.elts)
-    return None
+    return [node] if where != "window_size" else _pair_display(node)
 
 
-def _side_names(src: str, where: str, names: set) -> list[set] | None:
-    """The names among ``names`` each side of a window expression reads: two sets for a pair
-    display (``(a, b)``, ``[a, b]``), one for a side's expression; None where the sides of
-    a pair cannot be told apart (``norm(l, r)``)."""
-    try:
-        node = ast.parse(src.strip(), mode="eval").body
-    except SyntaxError:
+def _side_names(node, where: str, names: set) -> list[set] | None:
+    """The names among ``names`` each side of a window expression (its ``ast`` node) reads:
+    two sets for a pair display (``(a, b)``, ``[a, b]``) or a conditional's pairs, one for a
+    side's expression; None where the sides of a pair cannot be told apart
+    (``norm(l, r)``)."""
+    if node is None:
         return None
 
     def read(n) -> set:
@@ -938,9 +942,9 @@ def _side_names(src: str, where: str, names: set) -> list[set] | None:
     if where != "window_size":
         return [read(node)]
     def per_side(n):
-        if isinstance(n, (ast.Tuple, ast.List)) and len(n.elts) == 2 and \
-                not any(isinstance(e, ast.Starred) for e in n.elts):
-            return [read(e) for e in n.elts]
+        elts = _pair_display(n)
+        if elts is not None:
+            return [read(e) for e in elts]
         if isinstance(n, ast.IfExp):
             # either branch: what each place reads in either (the test only chooses)
             a, b = per_side(n.body), per_side(n.orelse)
@@ -1399,6 +1403,25 @@ def _namespace_write(n, modules: set) -> str:
     return ""
 
 
+def _top_bindings(info, name: str) -> list:
+    """How the top level of a module (its ``ModuleInfo``) binds ``name`` by the statements the
+    sandbox runs: ("value", the value of a one-target assignment, None for ``a = b = ...``),
+    ("import", (the ``from`` import, the name it imports)), ("def", None) for a def or class."""
+    found = []
+    for st in info.tree.body:
+        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
+                                              for t in st.targets):
+            found.append(("value", st.value if len(st.targets) == 1 else None))
+        elif isinstance(st, ast.ImportFrom):
+            for a in st.names:
+                if (a.asname or a.name) == name:
+                    found.append(("import", (st, a.name)))
+        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                and st.name == name:
+            found.append(("def", None))
+    return found
+
+
 def _bound_otherwise(info, name: str) -> bool:
     """Does the module bind ``name`` at its top level other than by a plain assignment, a def,
     a class or an import -- a ``for``/``with`` target, a walrus, a ``match`` capture, an
@@ -1671,18 +1694,7 @@ class _Enumerator:
         info = self.judge.index.by_path.get(path)
         if depth > 4 or info is None or info.tree is None or _bound_otherwise(info, name):
             return None
-        found = []
-        for st in info.tree.body:
-            if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
-                                                  for t in st.targets):
-                found.append(("value", st.value if len(st.targets) == 1 else None))
-            elif isinstance(st, ast.ImportFrom):
-                for a in st.names:
-                    if (a.asname or a.name) == name:
-                        found.append(("import", (st, a.name)))
-            elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                    and st.name == name:
-                found.append(("def", None))
+        found = _top_bindings(info, name)
         if len(found) != 1:
             return None
         kind, what = found[0]
@@ -1711,12 +1723,11 @@ class _Enumerator:
         info = self.judge.index.by_path.get(fn.mod.path)
         if info is None or info.tree is None:
             return None
-        found = [st for st in info.tree.body if isinstance(st, ast.Assign)
-                 and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
-                 and st.targets[0].id == node.id]
+        found = [what for kind, what in _top_bindings(info, node.id)
+                 if kind == "value" and what is not None]
         if len(found) != 1 or _bound_otherwise(info, node.id):
             return None
-        return ast.unparse(found[0].value)
+        return ast.unparse(found[0])
 
     def _self_attributes(self, fn, node):
         """In an expression that calls a method run as a function, each read of an attribute
