@@ -103,3 +103,12 @@ def test_helpers_applied_one_over_another_are_read_against_the_innermost_literal
     # ``fix(fix((-1, 0)))``: 'safe' when only a helper called directly on a literal was read
     r = runs(({}, (0, 0)))
     assert _normalising_map(r, {}, False, "fix(fix((-1, 0)))")[0] == {((-1, 0), (0, 0), False)}
+
+
+def test_a_helper_on_a_literal_that_gives_no_pair_maps_nothing_and_does_not_crash():
+    # ``fix((-1, 0))`` returning an int: tuple(value) raised TypeError (an internal error, exit
+    # 2 for the whole tree); now no mapping, and the caller reports the non-pair as it does
+    # every other one
+    r = runs(({}, 7))
+    assert _normalising_map(r, {}, False, "fix((-1, 0))") == (set(), "")
+    assert _normalising_map(r, {}, False, "(_z(-1), 0)") == (set(), "")
