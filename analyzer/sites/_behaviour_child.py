@@ -603,6 +603,13 @@ def _values(kind, grid):
         return _values("bound", grid) + _values("window", grid)
     if kind == "bound":
         return [None] + [g for g in grid if g is not None]
+    if kind == "wide":
+        # a value the window convention (None, ints >= -1) does not cover: the tree may
+        # store any int there (``sliding_window - 1``, a literal -2)
+        return _values("bound", grid) + [-2, -(2 ** 31)]
+    if kind == "wide-window":
+        b = _values("wide", grid)
+        return [(x, y) for x in b for y in b]
     if kind == "window":
         b = [None] + [g for g in grid if g is not None]
         return [(x, y) for x in b for y in b]

@@ -211,6 +211,7 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
         found = _reflection_reads(index)
         solver.unwrap_at = found.get("unwrap")
         out.extend(Escape(path, line, col, why) for path, line, col, why in found["gc"])
+        out.extend(Escape(path, line, col, why) for path, line, col, why in _frame_reads(index))
     for path in sorted(solver.mods):
         info = index.by_path.get(path)
         if info is None or info.tree is None:
@@ -388,6 +389,94 @@ def _word_at(raw: bytes, start: int, end: int) -> bool:
     def ident(i):
         return 0 <= i < len(raw) and (raw[i:i + 1].isalnum() or raw[i:i + 1] == b"_")
     return not ident(start - 1) and not ident(end)
+
+
+# words that hand out running frames or a function's module namespace, and with them every
+# name a module or a function holds, FA4 among them (searched like the words above)
+_FRAME_WORDS = (b"__globals__", b"f_globals", b"f_locals", b"f_back", b"_getframe",
+                b"currentframe", b"gi_frame", b"cr_frame", b"ag_frame", b"tb_frame",
+                b"getouterframes", b"getinnerframes", b"walk_stack", b"walk_tb", b"getmodule",
+                b"getmembers", b"getmembers_static")
+_NAMESPACE_WORDS = (b"globals", b"locals", b"vars")
+_NAMESPACE_STRINGS = frozenset({"globals", "locals", "vars", "__globals__", "f_globals",
+                                "f_locals", "__builtins__"})
+
+
+def _words(raw: bytes, word: bytes):
+    """Where ``word`` stands as a whole word outside a comment: (line, col) each."""
+    at = raw.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if _word_at(raw, at, end) and not _in_comment(raw, at):
+            yield raw.count(b"\n", 0, at) + 1, at - (raw.rfind(b"\n", 0, at) + 1) + 1
+        at = raw.find(word, end)
+
+
+def _frame_reads(index) -> list:
+    """Places that can read a module's or a function's names without spelling them: frames
+    (``sys._getframe().f_globals``, ``inspect.currentframe()``, ``inspect.stack()``, a
+    generator's or a traceback's frame), a function's ``__globals__``, ``inspect.getmodule``
+    and ``getmembers``, and the ``globals``/``locals``/``vars`` builtins other than called
+    in place (an alias, an import from ``builtins``, a lookup by string, a string run by
+    ``eval``/``exec``). Over-approximated: each is an escape when the tree holds FA4."""
+    out = []
+    for name in sorted(index.modules):
+        info = index.modules[name]
+        if B.fa_version_of_module(name) == "fa4":
+            continue
+        raw = info.raw
+        for word in _FRAME_WORDS:
+            for line, col in _words(raw, word):
+                out.append((info.path, line, col, (
+                    f"{word.decode()} hands out a running frame or a module's names, FA4's "
+                    "functions among them: calls made through what it finds are not "
+                    "followed")))
+        if b"inspect" in raw and (b"stack" in raw or b"trace" in raw) or any(
+                next(_words(raw, w), None) for w in _NAMESPACE_WORDS):
+            tree = info.tree
+            if tree is None:
+                continue
+            out.extend((info.path, line, col, why) for line, col, why in _namespace_values(tree))
+    return sorted(set(out))
+
+
+def _namespace_values(tree) -> list:
+    """``globals``/``locals``/``vars`` taken as values, ``inspect.stack``/``trace`` (frames of
+    every caller), and strings that name them: (line, col, why) each."""
+    inspect_names = set()
+    out = []
+    for n in walk(tree):
+        if isinstance(n, ast.Import):
+            inspect_names |= {a.asname or a.name for a in n.names if a.name == "inspect"}
+        elif isinstance(n, ast.ImportFrom) and n.module in ("inspect", "builtins"):
+            for a in n.names:
+                if a.name in ("stack", "trace", "globals", "locals", "vars", "*"):
+                    out.append((n.lineno, n.col_offset + 1,
+                                f"{a.name} imported from {n.module} hands out a frame's or a "
+                                "module's names, FA4's functions among them, to be read by a "
+                                "string"))
+    for n in walk(tree):
+        why = None
+        if isinstance(n, ast.Name) and n.id in ("globals", "locals", "vars") and \
+                isinstance(n.ctx, ast.Load):
+            p = _parent_of(n)
+            if not (isinstance(p, ast.Call) and p.func is n):
+                why = f"the builtin {n.id} is taken as a value"
+        elif isinstance(n, ast.Attribute) and n.attr in ("globals", "locals", "vars") and \
+                isinstance(n.value, ast.Name) and n.value.id in ("builtins", "__builtins__"):
+            why = f"{n.value.id}.{n.attr} is read"
+        elif isinstance(n, ast.Attribute) and n.attr in ("stack", "trace") and \
+                isinstance(n.value, ast.Name) and n.value.id in inspect_names:
+            why = f"inspect.{n.attr} hands out the frames of every caller"
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and (
+                n.value in _NAMESPACE_STRINGS or any(
+                    f"{w}(" in n.value for w in ("globals", "locals", "vars"))):
+            why = f"the string {n.value[:40]!r} names a namespace builtin"
+        if why:
+            out.append((n.lineno, n.col_offset + 1,
+                        f"{why}: it can read a module's or a function's names, FA4's functions "
+                        "among them, by a string; calls made through it are not followed"))
+    return out
 
 
 def _reflection_reads(index) -> dict:
@@ -608,7 +697,7 @@ def _namespace_reads(solver, mod, info, judge) -> list[Escape]:
                    and v.entry.version == "fa4" and not judge.normalised(v)}
         if entries:
             held[name] = entries
-    if not held:
+    if not held and "flash_attn" not in src:
         return []
     out = []
     for n in walk(info.tree):
@@ -616,15 +705,31 @@ def _namespace_reads(solver, mod, info, judge) -> list[Escape]:
                 and n.func.id in _NAMESPACE_CALLS and not n.args and not n.keywords \
                 and any(isinstance(v, ExtRef) and v.qual == f"builtins.{n.func.id}"
                         for v in _eval(solver, mod.top, Name(id=n.func.id))):
-            key = _constant_key(n)
-            if key is not None and key not in held:
-                continue            # globals()["X"], globals().get("X"): only X is read
             p = _parent_of(n)
             if isinstance(p, ast.Compare) and n in p.comparators and \
                     all(isinstance(op, (ast.In, ast.NotIn)) for op in p.ops):
                 continue            # "X" in globals(): reads no value
             if n.func.id != "globals" and in_function(n):
-                continue            # vars()/locals() in a function: its own names, not the module's
+                # vars()/locals() in a function: its own names, not the module's; an escape
+                # where the function may hold FA4 itself (a name of the module that holds it,
+                # or FA4 imported in the function)
+                scope = _parent_of(n)
+                while scope is not None and not isinstance(
+                        scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                    scope = _parent_of(scope)
+                seg = ast.get_source_segment(src, scope) or src if scope is not None else src
+                if "flash_attn" not in seg and not any(
+                        re.search(rf"\b{re.escape(h)}\b", seg) for h in held):
+                    continue
+                out.append(Escape(info.path, n.lineno, n.col_offset + 1,
+                                  f"{n.func.id}() hands out the function's names, among them "
+                                  "what it holds of FA4, to be read by a string"))
+                continue
+            key = _constant_key(n)
+            if key is not None and key not in held:
+                continue            # globals()["X"], globals().get("X"): only X is read
+            if not held:
+                continue
             shown = sorted(held[key]) if key is not None else sorted(set().union(*held.values()))
             out.append(Escape(info.path, n.lineno, n.col_offset + 1,
                               f"{n.func.id}() hands out this module's names, among them FA4 "

@@ -230,6 +230,10 @@ class ImportsEnv:
         names = _constant_all(other)
         if names is None:
             names = [n for n in oenv if not n.startswith("_")]
+        elif names is _ANY_NAME:
+            # an ``__all__`` the module computes, extends or imports may name any of its
+            # names, one with a leading underscore too
+            names = list(oenv)
         for n in names:
             if n in oenv:
                 env[n] = oenv[n]
@@ -310,7 +314,10 @@ class ImportsEnv:
                     if item.target is not None:
                         self._bind_top(m, env, item.target, UNKNOWN,
                                        frozenset({(Opaque("with target"), EMPTY)}), None)
-                env = self._run(m, st.body, env)
+                # the context manager may swallow an exception the body raises part way
+                # (``contextlib.suppress(ImportError)``): each name keeps what it held before
+                # or takes what the body bound
+                env = _join(env, self._run(m, st.body, dict(env)))
             elif t is FuncDef:
                 f = st.func
                 fn = m.by_ir.get(id(f)) or m.functions.get(f.qualname)
@@ -426,20 +433,34 @@ class ImportsEnv:
         return r
 
 
+_ANY_NAME: list = []        # marks an ``__all__`` that may name anything
+
+
 def _constant_all(m: Mod) -> list | None:
     """The module's ``__all__`` when its one module-level binding is a list or tuple of string
-    constants; else None (every public name is exported)."""
+    constants and nothing else names it; None when the module never names ``__all__`` (every
+    public name is exported); ``_ANY_NAME`` when it names it any other way (built by a
+    comprehension, extended, appended to, imported, bound in a block): any name may be."""
     found = None
+    mentions = 0
+    for x in walk_ir(m.ir.body):
+        if type(x) is Name and x.id == "__all__":
+            mentions += 1
+        elif type(x) is Import and any(it[0] == "__all__" or it[2] == "*" for it in x.items):
+            if any(it[0] == "__all__" for it in x.items):
+                return _ANY_NAME
     for st in m.ir.body:
         if isinstance(st, Assign) and any(_is(t, "__all__") for t in st.targets):
             v = st.value
             if found is not None or not isinstance(v, (ListExpr, TupleExpr)) or \
                     not all(isinstance(x, Lit) and isinstance(x.value, str) for x in v.elts):
-                return None
+                return _ANY_NAME
             found = [x.value for x in v.elts]
         elif isinstance(st, AugAssign) and _is(st.target, "__all__"):
-            return None
-    return found
+            return _ANY_NAME
+    if found is None:
+        return _ANY_NAME if mentions else None
+    return found if mentions == 1 else _ANY_NAME
 
 
 def _calls_own(e, own: dict) -> set:

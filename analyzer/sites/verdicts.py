@@ -1168,6 +1168,26 @@ def _shape_mismatch(why: str) -> bool:
 _ATTRIBUTE_READ = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\Z")
 
 
+def _sets_attribute(tree, attr: str, dashed: str) -> int:
+    """The first line of ``tree`` that may set an attribute named ``attr``: a store to it,
+    a keyword of that name, a class-level binding of it, the name as a string, or a
+    command-line option whose dest it is; 0 when none."""
+    for n in walk(tree):
+        if isinstance(n, ast.Attribute) and n.attr == attr and \
+                not isinstance(n.ctx, ast.Load):
+            return n.lineno
+        if isinstance(n, ast.keyword) and n.arg == attr:
+            return getattr(n, "lineno", 0) or n.value.lineno
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and (
+                n.value == attr or dashed in n.value):
+            return n.lineno
+        if isinstance(n, ast.ClassDef):
+            for st in n.body:
+                if attr in BH.bound_names(st):
+                    return st.lineno
+    return 0
+
+
 def _attribute_read(d) -> bool:
     """A local's binding (``flow_base`` def entry) that is an attribute read off a dotted name
     (``sw = layer.sliding_window_size``)."""
@@ -1950,6 +1970,37 @@ class _Enumerator:
             return e
         return st.value
 
+    def _tree_sets_attribute(self, attr: str) -> str:
+        """Where the tree's text may set an attribute named ``attr`` on some object: a store
+        (``x.attr = ...``, ``x.attr -= 1``), a keyword or class-level binding of that name
+        (``Cfg(attr=-2)``, ``replace(md, attr=...)``, ``attr: int = -2`` in a dataclass), the
+        name as a string (``setattr``, a dict key), an option whose dest it is
+        (``--sliding-window``), or a store by a name the text does not spell
+        (``StoreIndex.any_store``); "" when none. An attribute the tree never sets comes from
+        outside: the window convention (None, ints >= -1) stands for it."""
+        memo = self.__dict__.setdefault("_attr_set", {})
+        if attr not in memo:
+            dashed = "--" + attr.replace("_", "-")
+            found = ""
+            for path in sorted(self.text.data):
+                raw = self.text.data[path]
+                if attr.encode() not in raw and dashed.encode() not in raw:
+                    continue
+                info = self.judge.index.by_path.get(path)
+                tree = info.tree if info is not None else None
+                if tree is None:
+                    found = f"{path}:1 (cannot be read)"
+                    break
+                line = _sets_attribute(tree, attr, dashed)
+                if line:
+                    found = f"{path}:{line}"
+                    break
+            if not found:
+                stores = getattr(self.solver, "attr_stores", None)
+                found = stores.any_store() if stores is not None else ""
+            memo[attr] = found
+        return memo[attr]
+
     def _helper_takes_window(self, fn, node, name) -> bool:
         """``name`` appears in the expression only as a positional argument of calls of
         in-tree functions, each of which uses that parameter only as a window or a bound
@@ -2059,14 +2110,22 @@ class _Enumerator:
                 elif isinstance(node, ast.Name) and want == "pair":
                     local[name] = "window"
                 elif subscripted or iterated:
-                    local[name] = "window"
+                    # a pair read off an object the flow does not model, where the tree sets
+                    # that attribute: sides of any int
+                    local[name] = "wide-window" if any(
+                        _attribute_read(d) and self._tree_sets_attribute(d[1][0].attr)
+                        for d in fn.defs.get(name, ())) else "window"
                 elif _window_shaped(node, name, want == "pair" and name not in pseudo and all(
                         d[0] == "param" or _attribute_read(d) for d in fn.defs.get(name, ()))):
                     # compared with ints or None only, or a parameter (or an attribute read
                     # off an object the flow does not model: a value from outside too) as a
                     # side of the pair the expression gives: a bound (the code's own failures
-                    # tell; a TypeError is a loud crash, never a silent band)
-                    local[name] = "bound"
+                    # tell; a TypeError is a loud crash, never a silent band); an attribute
+                    # read off an object the flow does not model may hold whatever the tree
+                    # stores there (a literal -2, ``sliding_window - 1``): any int
+                    local[name] = "wide" if any(
+                        _attribute_read(d) and self._tree_sets_attribute(d[1][0].attr)
+                        for d in fn.defs.get(name, ())) else "bound"
                 elif self._helper_takes_window(fn, node, name):
                     # handed to an in-tree helper that only uses it as a window or a bound
                     local[name] = "any" if want == "pair" or _passed_on(node, name) else "bound"
@@ -2082,6 +2141,10 @@ class _Enumerator:
                     return None
                 if self.solver.module_container_changed(gv):
                     return None     # the sandbox would read its module-level statements only
+                if len({v for v, _ in gv}) > 1:
+                    # the name may hold several values (a package attribute a submodule's
+                    # import replaces, a binding in a branch): the sandbox runs one of them
+                    return None
                 if _set_from_outside(self.solver, name, gv, node):
                     return None     # likewise: a store elsewhere is not among them
                 if _bound_otherwise(self.judge.index.by_path.get(fn.mod.path), name):
@@ -2150,6 +2213,117 @@ def _wrapper_positionals(judge, solver, c) -> list[str]:
                                f"{v.chain[-1].label}, whose signature may take it as the window")
             pos += 1
     return sorted(set(out))
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_FUNCTION_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _scope_bindings(scope) -> tuple[set, set]:
+    """(the names a function, lambda or comprehension scope binds, the names it declares
+    ``global``/``nonlocal``), by Python's rules: parameters, assignment, ``for``/``with``/
+    ``except``/``match`` targets, imports, defs and classes, and ``:=`` in its comprehensions;
+    what nested functions, lambdas and classes bind is theirs."""
+    bound: set = set()
+    declared: set = set()
+    if isinstance(scope, _COMPREHENSIONS):
+        for g in scope.generators:
+            bound |= {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        return bound, declared
+    a = scope.args
+    bound |= {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
+              if x is not None}
+    todo = list(scope.body) if isinstance(scope.body, list) else [scope.body]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(n.name)
+            continue
+        if isinstance(n, ast.Lambda):
+            continue
+        if isinstance(n, _COMPREHENSIONS):
+            bound |= {m.target.id for m in ast.walk(n)
+                      if isinstance(m, ast.NamedExpr) and isinstance(m.target, ast.Name)}
+            continue
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared.update(n.names)
+            continue
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            bound.add(n.id)
+        elif isinstance(n, ast.alias) and n.name != "*":
+            bound.add((n.asname or n.name).split(".")[0])
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            bound.add(n.name)
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            bound.add(n.name)
+        elif isinstance(n, ast.MatchMapping) and n.rest:
+            bound.add(n.rest)
+        todo.extend(ast.iter_child_nodes(n))
+    return bound - declared, declared
+
+
+def _scope_gaps(judge, c) -> list[str]:
+    """What an FA4 call's arguments read that the flow reads in the wrong scope or at the
+    wrong time: a name a lambda or comprehension around the call binds (its parameter or loop
+    variable, read by the flow in the enclosing scope), a name of an enclosing function read
+    from a nested one (a closure: its value when the inner function runs), and a local read
+    inside a lambda or generator expression (it runs later, after rebindings and changes the
+    flow reads as later than the call). Each is unknown."""
+    fn = c["fn"]
+    info = judge.index.by_path.get(fn.mod.path)
+    if info is None or info.tree is None:
+        return ["the call's source could not be read"]
+    node = info.calls_at().get((c["call"].pos[0], c["call"].pos[1]))
+    if node is None:
+        return []
+    exprs = [k.value for k in node.keywords] + node.args
+    reads = {n.id for e in exprs for n in ast.walk(e)
+             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    scopes = []
+    p = parent_of(node)
+    while p is not None:
+        if isinstance(p, (ast.Lambda, ast.ClassDef) + _FUNCTION_SCOPES + _COMPREHENSIONS):
+            scopes.append(p)
+        p = parent_of(p)
+    if not reads or not scopes or isinstance(scopes[0], ast.ClassDef):
+        return []
+    bindings = {}
+    out = []
+    for name in sorted(reads):
+        deferred = None        # the lambda or generator expression the read waits in
+        functions = 0
+        for s in scopes:
+            if isinstance(s, ast.ClassDef):
+                continue        # a class body's names are not seen from inside it
+            if id(s) not in bindings:
+                bindings[id(s)] = _scope_bindings(s)
+            bound, declared = bindings[id(s)]
+            kind = "lambda" if isinstance(s, ast.Lambda) else \
+                "comprehension" if isinstance(s, _COMPREHENSIONS) else "function"
+            if name in bound:
+                where = f"{info.path}:{s.lineno}"
+                if kind != "function":
+                    out.append(f"{name} is bound by the {kind} around the call ({where}); the "
+                               "pass reads it in the enclosing scope")
+                elif functions:
+                    out.append(f"{name} is read through a closure over {s.name}'s local "
+                               f"({where}): its value when the inner function runs is not "
+                               "followed")
+                elif deferred is not None:
+                    out.append(f"{name} is read when the {deferred} around the call runs, "
+                               f"after what {s.name} may bind or change later ({where})")
+                break
+            if kind == "function" and name in declared:
+                if name not in {x for st in ast.walk(s) if isinstance(st, ast.Global)
+                                for x in st.names}:
+                    functions += 1
+                    continue    # nonlocal: the enclosing function's
+                break           # global: the module's
+            if kind == "function":
+                functions += 1
+            elif deferred is None and isinstance(s, (ast.Lambda, ast.GeneratorExp)):
+                deferred = "lambda" if isinstance(s, ast.Lambda) else "generator expression"
+    return out
 
 
 def _splat_gaps(judge, solver, c) -> list[str]:
@@ -2490,7 +2664,7 @@ def decide(calls, solver, text, judge: Judge) -> None:
                 "has_right": False, "unknown": [], "forms": set(), "exprs": [],
                 "opairs": set(), "oleft": set(), "oright": set(), "ints": set(), "outside": set(),
                 "mapped": set(), "map_left": set(), "map_right": set()}
-        gaps = _splat_gaps(judge, solver, c)
+        gaps = _splat_gaps(judge, solver, c) + _scope_gaps(judge, c)
         frames = judge.frame_hazard()
         if frames:
             gaps = gaps + [frames]
