@@ -27,7 +27,23 @@ class JobTimeout(BaseException):
 
 
 class Unanalysable(Exception):
-    """The code touched something from outside what was extracted."""
+    """The code touched something from outside what was extracted. Each one made is counted
+    (``RAISED``): a run that ends normally after one was made has caught it (``except
+    Exception``, a bare ``except``) and gone on down a path the real code may not take."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        RAISED[0] += 1
+
+
+RAISED = [0]
+
+
+def _swallowed(before: int) -> None:
+    """Flag a run that ended normally although the sandbox stopped it part way."""
+    if RAISED[0] != before:
+        FLAGS.add("catches the sandbox's stop (an except around what it cannot run) and goes "
+                  "on: the path the real code takes there is not seen")
 
 
 class _Opaque:
@@ -101,7 +117,14 @@ class Bound(int):
         return _raw(self) != 0
 
     def __repr__(self):
+        FLAGS.add("converts a bound (repr)")
         return repr(_raw(self))
+
+    # a plain int's own attributes hand back an untracked int (``x.real >> 20``)
+    real = property(lambda self: _convert("real")(self))
+    numerator = property(lambda self: _convert("numerator")(self))
+    imag = property(lambda self: _convert("imag")(self))
+    denominator = property(lambda self: _convert("denominator")(self))
 
     def __getattr__(self, name):
         # only for what a plain int does not have (``hasattr(x, "item")``, ``x.dtype``): the
@@ -132,6 +155,8 @@ def _convert(op):
         # plain int): what the code then compares it with is not seen, so the grid of
         # constants proves nothing about it
         FLAGS.add(f"converts a bound ({op.strip('_')})")
+        if isinstance(base, property) or not callable(base):
+            return getattr(_raw(self), op)
         return base(_raw(self), *a)
     return f
 
@@ -233,10 +258,23 @@ def _builtins():
              "StopIteration", "LookupError", "ArithmeticError", "ImportError",
              "ModuleNotFoundError", "Warning", "UserWarning", "DeprecationWarning",
              "RuntimeWarning")
-    out = {n: getattr(b, n) for n in names}
+    out = _Builtins({n: getattr(b, n) for n in names})
     out.update(getattr=_safe_getattr, setattr=_safe_setattr, hasattr=_safe_hasattr,
                __import__=_import, __build_class__=b.__build_class__, print=_print)
     return out
+
+
+class _Builtins(dict):
+    """The sandbox's builtins: a real builtin it leaves out (``sum``, ``open``) is the
+    sandbox's stop (``Unanalysable``, counted even where the code catches it), not the
+    NameError the real program never sees."""
+
+    def __missing__(self, name):
+        import builtins as b
+
+        if hasattr(b, name):
+            raise Unanalysable(f"the builtin {name}")
+        raise KeyError(name)
 
 
 def _print(*values, sep=" ", end="\n", file=None, flush=False):
@@ -331,7 +369,10 @@ class InjectedFailure(NotImplementedError, TypeError, KeyError, IndexError, Zero
     catches it) and its message names the window (a handler that reads it sees one)."""
 
     def __str__(self):
-        return "FA4 failed (injected by the audit): window_size / window_size_left not supported"
+        # the phrases a wrapper's handler may look for before it retries (out of memory, a
+        # CUDA error, an unsupported window)
+        return ("FA4 failed (injected by the audit): CUDA out of memory / CUDA error: "
+                "illegal memory access / window_size / window_size_left not supported")
 
 
 FAIL_FIRST = [False]
@@ -492,9 +533,14 @@ def run_chain(job):
     except Exception as exc:
         out["error"] = f"building the wrapper raised {type(exc).__name__}: {exc}"
         return out
+    square = [(L, R) for L in grid for R in grid]
     for tracked in (True, False):
-        for L in grid:
-            for R in grid:
+        # untracked, also each side over every power of two and of ten beside the other
+        # side's None, -1 and 0: a threshold the tracking cannot see (a bound handed to
+        # ``range``, a slice or ``math.gcd``, which read an int without comparing it) is
+        # crossed by some size
+        for L, R in (square if tracked or not job.get("scan") else square + _scan_pairs(grid)):
+            if True:
                 for causal in (True, False):
                     lv = Bound(L) if (tracked and L is not None) else L
                     rv = Bound(R) if (tracked and R is not None) else R
@@ -505,8 +551,10 @@ def run_chain(job):
                         del log[:]
                         res = {"form": form, "L": L, "R": R, "causal": causal,
                                "tracked": tracked}
+                        before = RAISED[0]
                         try:
                             ret = fn(*args, **kwargs)
+                            _swallowed(before)
                         except Unanalysable as exc:
                             res["error"] = f"unknown: touches {exc}"
                         except Rejected as exc:
@@ -547,6 +595,20 @@ def run_chain(job):
         _after_failure(fn, log, entry, params, required, grid, out, shapes)
     out["seen"] = sorted(SEEN)
     out["flags"] = sorted(FLAGS)
+    return out
+
+
+_SCAN = sorted({2 ** k for k in range(1, 63)} | {10 ** k for k in range(1, 19)})
+
+
+def _scan_pairs(grid) -> list:
+    seen = set(grid)
+    out = []
+    for p in _SCAN:
+        if p in seen:
+            continue
+        for other in (None, -1, 0):
+            out += [(p, other), (other, p)]
     return out
 
 
@@ -637,8 +699,10 @@ def run_expr(job):
                         v = Bound(v)
                 local[n] = v
             res = {"inputs": {n: _plain(local[n]) for n in names}}
+            before = RAISED[0]
             try:
                 val = eval(code, ns, local)
+                _swallowed(before)
             except Unanalysable as exc:
                 res["error"] = f"unknown: touches {exc}"
             except (MemoryError, RecursionError) as exc:

@@ -307,6 +307,41 @@ _READ_ONLY_METHODS = frozenset({
     "__gt__", "__ge__", "bit_length", "is_integer", "isdigit", "isinstance"})
 
 
+# what can read an int without comparing it (a C-level function, a slice, a format): the
+# recorded comparisons do not show its thresholds
+_INT_READERS = frozenset({"range", "slice", "divmod", "pow", "round", "format", "chr", "hex",
+                          "oct", "bin", "sum", "bytes", "bytearray", "memoryview", "len",
+                          "sorted", "reversed", "enumerate", "zip", "map", "filter", "iter",
+                          "str", "repr", "int", "float", "complex", "hash", "min", "max",
+                          "abs", "list", "tuple", "set", "frozenset", "dict", "any", "all"})
+
+
+def _reads_ints_uncompared(src: str) -> bool:
+    """Whether a layer's code may hand a bound to something that reads it without comparing
+    it: a subscript or slice by a computed index, a call of a builtin of ``_INT_READERS`` or of
+    an imported module's function, ``%`` formatting or an f-string. Its runs then also cover
+    each side over every power of two and of ten (``_behaviour_child._scan_pairs``)."""
+    tree = _syntax(src)[0]
+    if tree is None:
+        return True
+    modules = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+               if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Subscript) and not isinstance(n.slice, ast.Constant):
+            return True
+        if isinstance(n, (ast.JoinedStr, ast.FormattedValue)) or \
+                isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod):
+            return True
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Name) and (f.id in _INT_READERS or f.id in modules):
+                return True
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                    f.value.id in modules:
+                return True
+    return False
+
+
 def _impure(sources: list[str]) -> str:
     """Why a wrapper's behaviour may differ from call to call, or from what its runs show --
     "" when none: state kept between calls (``global``/``nonlocal``, an attribute set, an
@@ -334,6 +369,13 @@ def _impure(sources: list[str]) -> str:
             elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
                 for a in n.names:
                     origin[a.asname or a.name] = f"{n.module}.{a.name}"
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ClassDef) and any(
+                    isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and
+                    st.name in ("__get__", "__set_name__") for st in n.body):
+                # an instance read as an attribute of a class hands back what ``__get__``
+                # returns, not the object the runs called
+                return f"class {n.name} is a descriptor (__get__)"
         # module-level names bound to a class or to an object a call made (not a function,
         # not a constant): their attributes are state other code can set
         kept = set()
@@ -419,6 +461,16 @@ def _impure(sources: list[str]) -> str:
                             isinstance(n.args[0], ast.Name) and n.args[0].id in own):
                     return (f"it changes an object it does not own "
                             f"({n.func.id}({ast.unparse(n.args[0])}, ...))")
+                if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+                    it = n.iter
+                    if isinstance(it, ast.Name) and it.id in kept or \
+                            isinstance(it, ast.Attribute) and not (
+                                isinstance(it.value, ast.Name) and
+                                (it.value.id in assigned or it.value.id in modules)):
+                        # iterating an iterator made once (``for n in _calls: break`` over an
+                        # ``itertools.count()``) advances it: state between calls
+                        return (f"it iterates an object kept between calls "
+                                f"({ast.unparse(it)})")
                 if isinstance(n, ast.Attribute) and n.attr == "__class__":
                     return "it dispatches on the class of a value (.__class__)"
                 if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and \
@@ -644,6 +696,8 @@ class Runner:
                 break
             jobs = [{"kind": "chain", "entry": k[1], "params": list(k[2]), "required": k[3],
                      "grid": grid_for(c, self.extra_consts), "recovers": self._recovers(k[0]),
+                     "scan": any(_reads_ints_uncompared(src) for layer in k[0] if layer.module
+                                 for src in self.modules[layer.module].sources),
                      "shapes": [[sh[0], [list(kv) for kv in sh[1]], *sh[2:]] for sh in k[4]],
                      "layers": [{"module": l.module, "template": l.template, "label": l.label,
                                  "trusted_fa4_patch": l.trusted_fa4_patch, "bind": l.bind,

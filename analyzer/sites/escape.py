@@ -397,19 +397,30 @@ _FRAME_WORDS = (b"__globals__", b"f_globals", b"f_locals", b"f_back", b"_getfram
                 b"currentframe", b"gi_frame", b"cr_frame", b"ag_frame", b"tb_frame",
                 b"getouterframes", b"getinnerframes", b"walk_stack", b"walk_tb", b"getmodule",
                 b"getmembers", b"getmembers_static")
+# the words above by a part they share: one search of the part tells whether any may occur
+_FRAME_GROUPS = tuple((key, tuple(w for w in _FRAME_WORDS if key in w))
+                      for key in (b"frame", b"globals", b"locals", b"getm", b"f_back",
+                                  b"walk_"))
+assert {w for _, g in _FRAME_GROUPS for w in g} == set(_FRAME_WORDS)
 _NAMESPACE_WORDS = (b"globals", b"locals", b"vars")
 _NAMESPACE_STRINGS = frozenset({"globals", "locals", "vars", "__globals__", "f_globals",
                                 "f_locals", "__builtins__"})
 
 
-def _words(raw: bytes, word: bytes):
-    """Where ``word`` stands as a whole word outside a comment: (line, col) each."""
+def _word_offsets(raw: bytes, word: bytes):
+    """Where ``word`` stands as a whole word outside a comment: its byte offset each."""
     at = raw.find(word)
     while at >= 0:
         end = at + len(word)
         if _word_at(raw, at, end) and not _in_comment(raw, at):
-            yield raw.count(b"\n", 0, at) + 1, at - (raw.rfind(b"\n", 0, at) + 1) + 1
+            yield at
         at = raw.find(word, end)
+
+
+def _words(raw: bytes, word: bytes):
+    """Where ``word`` stands as a whole word outside a comment: (line, col) each."""
+    for at in _word_offsets(raw, word):
+        yield raw.count(b"\n", 0, at) + 1, at - (raw.rfind(b"\n", 0, at) + 1) + 1
 
 
 def _frame_reads(index) -> list:
@@ -425,19 +436,59 @@ def _frame_reads(index) -> list:
         if B.fa_version_of_module(name) == "fa4":
             continue
         raw = info.raw
-        for word in _FRAME_WORDS:
+        for word in (w for key, group in _FRAME_GROUPS if key in raw for w in group):
             for line, col in _words(raw, word):
                 out.append((info.path, line, col, (
                     f"{word.decode()} hands out a running frame or a module's names, FA4's "
                     "functions among them: calls made through what it finds are not "
                     "followed")))
-        if b"inspect" in raw and (b"stack" in raw or b"trace" in raw) or any(
-                next(_words(raw, w), None) for w in _NAMESPACE_WORDS):
-            tree = info.tree
+        if b"inspect" in raw:
+            for m in _INSPECT_FRAMES.finditer(raw):
+                if not _in_comment(raw, m.start()):
+                    line = raw.count(b"\n", 0, m.start()) + 1
+                    out.append((info.path, line, m.start() - raw.rfind(b"\n", 0, m.start()), (
+                        "inspect.stack/trace hands out the frames of every caller and their "
+                        "namespaces, FA4's functions among them: calls made through what it "
+                        "finds are not followed")))
+        if _namespace_text(raw):
+            tree = info.bare_tree
             if tree is None:
                 continue
             out.extend((info.path, line, col, why) for line, col, why in _namespace_values(tree))
     return sorted(set(out))
+
+
+_INSPECT_FRAMES = re.compile(rb"\binspect\s*\.\s*(?:stack|trace)\b")
+_INSPECT_ALIAS = re.compile(rb"import\s+inspect\s+as\b|from\s+inspect\s+import\b")
+
+
+def _namespace_text(raw: bytes) -> bool:
+    """Whether the file's text may take ``globals``/``locals``/``vars`` as values, read them
+    by a string or off ``builtins``, or reach ``inspect.stack``/``trace`` under another name:
+    only then is its syntax read (``_namespace_values``). A plain call (``vars(args)``,
+    ``globals()``) is read elsewhere (``_namespace_reads``)."""
+    if b"inspect" in raw and _INSPECT_ALIAS.search(raw):
+        return True
+    words = [w for w in _NAMESPACE_WORDS if w in raw]
+    if not words:
+        return False
+    dynamic = any(d in raw and next(_word_offsets(raw, d), None) is not None
+                  for d in (b"eval", b"exec", b"builtins"))
+    for w in words:
+        for at in _word_offsets(raw, w):
+            if dynamic:
+                return True
+            before = raw[at - 1:at] if at else b""
+            lead = raw[max(0, at - 16):at].rstrip(b" \t")
+            after = raw[at + len(w):at + len(w) + 40].lstrip(b" \t")
+            # an attribute or a string (``builtins.globals``, ``"globals"``), or a value in
+            # code (``g = globals``, ``f(globals)``, ``[locals, vars]``); a word of prose in a
+            # docstring is followed by another word
+            if before in (b".", b"'", b'"') or after[:1] in (b"", b"\n", b"\r", b")", b",",
+                                                          b"]", b"}", b";", b"#") or \
+                    lead.endswith((b"=", b"(", b",", b"[", b"{", b":")):
+                return True
+    return False
 
 
 def _namespace_values(tree) -> list:
@@ -445,7 +496,9 @@ def _namespace_values(tree) -> list:
     every caller), and strings that name them: (line, col, why) each."""
     inspect_names = set()
     out = []
-    for n in walk(tree):
+    nodes = list(ast.walk(tree))
+    called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+    for n in nodes:
         if isinstance(n, ast.Import):
             inspect_names |= {a.asname or a.name for a in n.names if a.name == "inspect"}
         elif isinstance(n, ast.ImportFrom) and n.module in ("inspect", "builtins"):
@@ -455,12 +508,11 @@ def _namespace_values(tree) -> list:
                                 f"{a.name} imported from {n.module} hands out a frame's or a "
                                 "module's names, FA4's functions among them, to be read by a "
                                 "string"))
-    for n in walk(tree):
+    for n in nodes:
         why = None
         if isinstance(n, ast.Name) and n.id in ("globals", "locals", "vars") and \
                 isinstance(n.ctx, ast.Load):
-            p = _parent_of(n)
-            if not (isinstance(p, ast.Call) and p.func is n):
+            if id(n) not in called:
                 why = f"the builtin {n.id} is taken as a value"
         elif isinstance(n, ast.Attribute) and n.attr in ("globals", "locals", "vars") and \
                 isinstance(n.value, ast.Name) and n.value.id in ("builtins", "__builtins__"):

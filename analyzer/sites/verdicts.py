@@ -2287,6 +2287,9 @@ def _scope_gaps(judge, c) -> list[str]:
         p = parent_of(p)
     if not reads or not scopes or isinstance(scopes[0], ast.ClassDef):
         return []
+    if not any(isinstance(s, (ast.Lambda,) + _COMPREHENSIONS) for s in scopes) and \
+            sum(isinstance(s, _FUNCTION_SCOPES) for s in scopes) <= 1:
+        return []           # straight in one function (or a method): the flow's own reading
     bindings = {}
     out = []
     for name in sorted(reads):

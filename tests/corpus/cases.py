@@ -1312,8 +1312,9 @@ case("normaliser_compares_text/twin", {"m.py": _HIDDEN.format(expr=_PLAIN_B)},
      why="every negative bound, and only those, becomes None")
 case("normaliser_converts_bound", {"m.py": _HIDDEN.format(
     expr="None if x is not None and (x < 0 or int(x) == 2 ** 12) else x")},
-     "import m\nm.run(1, 2, 3, -1)\nm.run(1, 2, 3, 4096)\n", "unknown", exhaustive=False,
-     why="int(x) leaves the tracked bound: its comparison with 4096 is not seen")
+     "import m\nm.run(1, 2, 3, -1)\nm.run(1, 2, 3, 4096)\n", "unsafe", exhaustive=False,
+     why="int(x) leaves the tracked bound (its comparison with 4096 is not seen), but each "
+         "side is also run over every power of two: 4096 reaches FA4 as None")
 case("normaliser_converts_bound/twin", {"m.py": _HIDDEN.format(
     expr="None if x is not None and x < 0 else x if x != 2 ** 12 else 4096")},
      "import m\nm.run(1, 2, 3, -1)\nm.run(1, 2, 3, 4096)\n", "safe", exhaustive=False,
@@ -3127,6 +3128,252 @@ case("helper_called_on_a_constant_of_another_module",
 case("helper_called_on_a_constant_of_another_module/twin",
      {"consts.py": "WINDOW = (-1, 0)\n", "m.py": _FIX_CONST.format(repl="None")},
      "import m\nm.forward(1, 2, 3)\n", "safe", why="(-1, 0) becomes (None, 0): causal")
+
+# 154. a window read through a closure: the inner function reads the enclosing function's
+# local (``make_attn(window_size)`` returning ``attn``), and the pass read the module-level
+# name of the same spelling -- a false "safe". A name a call's arguments read from an
+# enclosing function is unknown (its value when the inner function runs). The twin's inner
+# function takes the window in a local of its own
+_CLOSURE = (FA + "\nwindow_size = (None, 0)\n\n\ndef make_attn(window_size=window_size):\n"
+            "    def attn(q, k, v):\n{own}"
+            "        return flash_attn_func(q, k, v, causal=True, window_size=window_size)\n"
+            "    return attn\n\n\nsliding = make_attn((-1, 0))\n\n\n"
+            "def run(q, k, v):\n    return sliding(q, k, v)\n")
+case("window_read_through_a_closure", {"m.py": _CLOSURE.format(own="")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", why="the closure holds TE's (-1, 0)")
+case("window_read_through_a_closure/twin",
+     {"m.py": _CLOSURE.format(own="        window_size = (None, 0)\n")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="attn's own local: (None, 0)")
+
+# 155. a name a comprehension or a lambda binds around the call (its loop variable, its
+# parameter) read by the pass in the enclosing scope, where a module-level name of the same
+# spelling holds a right window -- a false "safe". The twin reads the module-level name
+_SHADOW = (FA + "\nw = (None, 0)\n\n\ndef run(q, k, v):\n"
+           "    return [flash_attn_func(q, k, v, causal=True, window_size=w) for {target} in "
+           "[(-1, 0)]]\n")
+case("window_bound_by_a_comprehension", {"m.py": _SHADOW.format(target="w")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", why="the loop variable is TE's (-1, 0)")
+case("window_bound_by_a_comprehension/twin", {"m.py": _SHADOW.format(target="_")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="the module's (None, 0)")
+
+# 156. a call in a lambda reads a local the function rebinds after the lambda is made and
+# before it runs: read at the lambda's line, the later binding was dropped -- a false "safe".
+# The twin calls FA4 in place
+_LATE = (FA + "\n\ndef run(q, k, v):\n    w = (None, 0)\n"
+         "    call = {call}\n    w = (-1, 0)\n    return call()\n")
+case("local_rebound_before_a_lambda_runs", {"m.py": _LATE.format(
+    call="lambda: flash_attn_func(q, k, v, causal=True, window_size=w)")},
+    "import m\nm.run(1, 2, 3)\n", "unknown", why="the lambda runs with TE's (-1, 0)")
+case("local_rebound_before_a_lambda_runs/twin", {"m.py": _LATE.format(
+    call="flash_attn_func(q, k, v, causal=True, window_size=w)").replace(
+    "    return call()\n", "    return call\n")},
+    "import m\nm.run(1, 2, 3)\n", "safe", why="FA4 is called before the rebinding: (None, 0)")
+
+# 157. FA4 read back through a function's namespace (``m.helper.__globals__[...]``, a frame's
+# ``f_globals``) by a module that never names it: not an FA4 call, a false "safe". Frames and
+# namespaces read anywhere in a tree that holds FA4 are escapes (FA4S006). The twin calls
+# the module's name
+_GLOBALS_USER = ("import m\n\n\ndef run(q, k, v):\n"
+                 "    return {callee}(q, k, v, causal=True, window_size=(-1, 0))\n")
+_GLOBALS_M = (FA + "\n\ndef helper():\n    return None\n\n\n"
+              "def attn(q, k, v, causal, window_size):\n"
+              "    return flash_attn_func(q, k, v, causal=causal, window_size=(None, 0))\n")
+case("fa4_read_through_a_functions_globals", {
+    "m.py": _GLOBALS_M,
+    "user.py": _GLOBALS_USER.format(callee='m.helper.__globals__["flash_attn_func"]')},
+    "import user\nuser.run(1, 2, 3)\n", "unknown", why="the raw FA4 gets TE's (-1, 0)")
+case("fa4_read_through_a_functions_globals/twin", {
+    "m.py": _GLOBALS_M, "user.py": _GLOBALS_USER.format(callee="m.attn")},
+    "import user\nuser.run(1, 2, 3)\n", "safe", why="m.attn hands FA4 (None, 0)")
+
+# 158. a module-level ``with contextlib.suppress(ImportError):`` whose body rebinds the FA4
+# name (an FA2 fallback that is absent): the body was read as always run, FA4's binding
+# hidden -- a false "safe". Each name keeps what it held before, or what the body bound. The
+# twin passes (None, 0)
+_SUPPRESS = ("import contextlib\n\n" + FA + "\nwith contextlib.suppress(ImportError):\n"
+             "    from not_installed_fa2 import flash_attn_func\n\n\n"
+             "def run(q, k, v):\n"
+             "    return flash_attn_func(q, k, v, causal=True, window_size=({left}, 0))\n")
+case("fa4_name_rebound_in_a_suppressing_with", {"m.py": _SUPPRESS.format(left="-1")},
+     "import m\nm.run(1, 2, 3)\n", "unsafe", why="the import fails: FA4 gets TE's (-1, 0)")
+case("fa4_name_rebound_in_a_suppressing_with/twin", {"m.py": _SUPPRESS.format(left="None")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="(None, 0)")
+
+# 159. ``from m import *`` where ``__all__`` is extended (``+=``, ``.append``, a
+# comprehension, an import): the star import was read as bringing public names only, so
+# ``_fa`` was never bound -- a false "safe". Any name may be exported then. The twin's
+# call passes (None, 0)
+_ALL_M = ("from flash_attn.cute.interface import flash_attn_func as _fa\n\n"
+          "__all__ = ['other']\nother = 1\n{extra}")
+case("star_import_with_an_extended_all", {
+    "m.py": _ALL_M.format(extra="__all__.append('_fa')\n"),
+    "user.py": "from m import *\n\n\ndef run(q, k, v):\n"
+               "    return _fa(q, k, v, causal=True, window_size=(-1, 0))\n"},
+    "import user\nuser.run(1, 2, 3)\n", "unsafe", why="_fa is FA4: it gets TE's (-1, 0)")
+case("star_import_with_an_extended_all/twin", {
+    "m.py": _ALL_M.format(extra="__all__.append('_fa')\n"),
+    "user.py": "from m import *\n\n\ndef run(q, k, v):\n"
+               "    return _fa(q, k, v, causal=True, window_size=(None, 0))\n"},
+    "import user\nuser.run(1, 2, 3)\n", "safe", why="(None, 0)")
+
+# 160. a window side read off an object the flow does not model (a config) and mapped for
+# -1 only, where the tree itself stores -2 in that attribute (``sliding_window - 1``): the
+# window convention (None, ints >= -1) was taken for it -- a false "safe". An attribute the
+# tree sets is run over any int. The twin's tree never sets it (a value from outside)
+_CFG_READ = (FA + "\n\ndef forward(q, k, v, cfg):\n    sw = cfg.window_left\n"
+             "    window = (None, 0) if sw is None or sw == -1 else (sw, 0)\n"
+             "    return flash_attn_func(q, k, v, causal=True, window_size=window)\n")
+case("config_side_the_tree_sets_below_minus_one", {
+    "m.py": _CFG_READ,
+    "cfg.py": "class Config:\n    def __init__(self, sliding_window=-1):\n"
+              "        self.window_left = sliding_window - 1\n"},
+    "import m, cfg\nm.forward(1, 2, 3, cfg.Config())\n", "unknown",
+    why="TE's -1 becomes -2: FA4 gets (-2, 0)")
+case("config_side_the_tree_sets_below_minus_one/twin", {"m.py": _CFG_READ},
+     "import types, m\nfor w in (None, -1, 64):\n"
+     "    m.forward(1, 2, 3, types.SimpleNamespace(window_left=w))\n", "safe",
+     why="a side from outside: -1 becomes None")
+
+# 161. a wrapper that catches the sandbox's stop (``except Exception`` around an
+# environment read) and takes the normalising path, where the real program takes the raw
+# one: a false "safe". A run that ends after the sandbox stopped it is not a proof. The
+# twin's wrapper reads no environment
+_SWALLOW = (FA + '''import os
+
+
+def _legacy():
+    try:
+        return {test}
+    except Exception:
+        return False
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        if _legacy():
+            return fn(q, k, v, causal=causal, window_size=window_size)
+        left, right = window_size
+        return fn(q, k, v, causal=causal, window_size=(_side(left), _side(right)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def run(q, k, v):
+    return fa(q, k, v, causal=True, window_size=(-1, 0))
+''')
+case("wrapper_catches_the_sandbox_stop",
+     {"m.py": _SWALLOW.format(test='os.environ.get("LEGACY_WINDOW") == "1"')},
+     "import os\nos.environ['LEGACY_WINDOW'] = '1'\nimport m\nm.run(1, 2, 3)\n", "unknown",
+     why="with LEGACY_WINDOW=1 FA4 gets TE's (-1, 0)")
+case("wrapper_catches_the_sandbox_stop/twin", {"m.py": _SWALLOW.format(test="False")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="(None, 0)")
+
+# 162. a wrapper whose raw path depends on a bound through what reads an int without
+# comparing it (a slice of a table: ``_BUCKETS[r:]``, empty from 4096): the recorded
+# comparisons never showed the threshold -- a false "safe". Each side is also run over every
+# power of two and of ten. The twin's table check does not choose the raw path
+_BUCKETS = (FA + '''
+_BUCKETS = "abcdefgh" * 512
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        left, right = window_size
+        if right is not None and not _BUCKETS[right:]:
+            return fn(q, k, v, causal=causal, window_size={raw})
+        return fn(q, k, v, causal=causal, window_size=(_side(left), _side(right)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def run(q, k, v, window):
+    return fa(q, k, v, causal=True, window_size=window)
+''')
+case("wrapper_branches_on_a_slice_of_a_bound",
+     {"m.py": _BUCKETS.format(raw="window_size")},
+     "import m\nm.run(1, 2, 3, (-1, 4096))\n", "unsafe",
+     why="from 4096 on, FA4 gets the raw (-1, 4096)")
+case("wrapper_branches_on_a_slice_of_a_bound/twin",
+     {"m.py": _BUCKETS.format(raw="(_side(left), _side(right))")},
+     "import m\nm.run(1, 2, 3, (-1, 4096))\n", "safe", why="(None, 4096) either way")
+
+# 163. a wrapper that counts its calls by iterating an iterator made once
+# (``for n in _CALLS: break`` over ``itertools.count()``) and passes the raw window from the
+# 3000th call on: the purity gate looked for ``next()`` only -- a false "safe". Iterating an
+# object kept between calls is state. The twin iterates a constant tuple
+_COUNTER = (FA + '''import itertools
+
+_CALLS = {calls}
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        n = 0
+        for n in _CALLS:
+            break
+        if n > 3000:
+            return fn(q, k, v, causal=causal, window_size=window_size)
+        left, right = window_size
+        return fn(q, k, v, causal=causal, window_size=(_side(left), _side(right)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def run(q, k, v):
+    return fa(q, k, v, causal=True, window_size=(-1, 0))
+''')
+case("wrapper_counts_calls_by_iterating", {"m.py": _COUNTER.format(calls="itertools.count()")},
+     "import m\nfor _ in range(3005):\n    m.run(1, 2, 3)\n", "unknown",
+     why="from the 3002nd call, FA4 gets TE's (-1, 0)")
+case("wrapper_counts_calls_by_iterating/twin", {"m.py": _COUNTER.format(calls="(0,)")},
+     "import m\nfor _ in range(5):\n    m.run(1, 2, 3)\n", "safe", why="(None, 0)")
+
+# 164. a class wrapper that is a descriptor: held as a class attribute and read off an
+# instance (``self.impl``), ``__get__`` hands back the raw FA4, while the runs called the
+# instance -- a false "safe". A wrapper module with a descriptor class is not a proof. The
+# twin's class has no ``__get__``
+_DESC = (FA + '''
+
+class Normalized:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, q, k, v, causal=False, window_size=(None, None)):
+        left, right = window_size
+        return self.fn(q, k, v, causal=causal, window_size=(
+            None if left is not None and left < 0 else left,
+            None if right is not None and right < 0 else right))
+{get}
+
+class Attn:
+    impl = Normalized(flash_attn_func)
+
+    def forward(self, q, k, v):
+        return self.impl(q, k, v, causal=True, window_size=(-1, 0))
+''')
+case("wrapper_is_a_descriptor", {"m.py": _DESC.format(
+    get="\n    def __get__(self, obj, objtype=None):\n        return self.fn\n")},
+    "import m\nm.Attn().forward(1, 2, 3)\n", "unknown", why="self.impl is the raw FA4")
+case("wrapper_is_a_descriptor/twin", {"m.py": _DESC.format(get="")},
+     "import m\nm.Attn().forward(1, 2, 3)\n", "safe", why="the wrapper hands FA4 (None, 0)")
 
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
