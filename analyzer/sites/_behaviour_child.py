@@ -541,7 +541,10 @@ def run_chain(job):
         # crossed by some size
         for L, R in (square if tracked or not job.get("scan") else square + _scan_pairs(grid)):
             if True:
-                for causal in (True, False):
+                # a wrapper that tests ``causal`` itself is also run with the other values a
+                # tree may pass for it (None, 1, 0): FA4 reads them as their truth
+                for causal in ((True, False) if tracked or not job.get("causal_values")
+                               else (True, False, None, 1, 0)):
                     lv = Bound(L) if (tracked and L is not None) else L
                     rv = Bound(R) if (tracked and R is not None) else R
                     # an outside caller's shapes are run once, untracked: the constants and

@@ -316,6 +316,12 @@ _INT_READERS = frozenset({"range", "slice", "divmod", "pow", "round", "format", 
                           "abs", "list", "tuple", "set", "frozenset", "dict", "any", "all"})
 
 
+# code that tests ``causal`` itself (not only hands it on): ``causal is None``,
+# ``isinstance(causal, bool)``, ``if causal``, ``causal == 1``
+_TESTS_CAUSAL = re.compile(r"\bcausal\s*(?:is\b|==|!=|\bin\b|\band\b|\bor\b|:)|"
+                           r"isinstance\(\s*causal\b|\b(?:if|not|elif|while|and|or)\s+causal\b")
+
+
 def _reads_ints_uncompared(src: str) -> bool:
     """Whether a layer's code may hand a bound to something that reads it without comparing
     it: a subscript or slice by a computed index, a call of a builtin of ``_INT_READERS`` or of
@@ -698,6 +704,9 @@ class Runner:
                      "grid": grid_for(c, self.extra_consts), "recovers": self._recovers(k[0]),
                      "scan": any(_reads_ints_uncompared(src) for layer in k[0] if layer.module
                                  for src in self.modules[layer.module].sources),
+                     "causal_values": any(_TESTS_CAUSAL.search(src) for layer in k[0]
+                                          if layer.module
+                                          for src in self.modules[layer.module].sources),
                      "shapes": [[sh[0], [list(kv) for kv in sh[1]], *sh[2:]] for sh in k[4]],
                      "layers": [{"module": l.module, "template": l.template, "label": l.label,
                                  "trusted_fa4_patch": l.trusted_fa4_patch, "bind": l.bind,

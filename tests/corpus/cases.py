@@ -3375,5 +3375,36 @@ case("wrapper_is_a_descriptor", {"m.py": _DESC.format(
 case("wrapper_is_a_descriptor/twin", {"m.py": _DESC.format(get="")},
      "import m\nm.Attn().forward(1, 2, 3)\n", "safe", why="the wrapper hands FA4 (None, 0)")
 
+# 165. a wrapper that tests ``causal`` itself (``if causal is None:`` hands the raw window on)
+# and a tree that passes ``causal=None``: the runs passed True and False only -- a false
+# "safe". A wrapper whose code tests ``causal`` is also run with None, 1 and 0. The twin's
+# wrapper normalises on that path too
+_CAUSAL_NONE = (FA + '''
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        left, right = window_size
+        if causal is None:
+            return fn(q, k, v, causal=causal, window_size={raw})
+        return fn(q, k, v, causal=causal, window_size=(_side(left), _side(right)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def run(q, k, v):
+    return fa(q, k, v, causal=None, window_size=(-1, 0))
+''')
+case("wrapper_tests_causal_itself", {"m.py": _CAUSAL_NONE.format(raw="window_size")},
+     "import m\nm.run(1, 2, 3)\n", "unsafe", why="causal=None: FA4 gets TE's (-1, 0)")
+case("wrapper_tests_causal_itself/twin",
+     {"m.py": _CAUSAL_NONE.format(raw="(_side(left), _side(right))")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="(None, 0) on every path")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
