@@ -477,6 +477,15 @@ def _impure(sources: list[str]) -> str:
                         # ``itertools.count()``) advances it: state between calls
                         return (f"it iterates an object kept between calls "
                                 f"({ast.unparse(it)})")
+                if isinstance(n, ast.Compare) and \
+                        any(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops) and \
+                        sum(not isinstance(x, ast.Constant)
+                            for x in [n.left] + n.comparators) >= 2:
+                    # ``q is k``, ``window_size is TE_CAUSAL``, ``fn is flash_attn_varlen_func``:
+                    # the runs hand it fresh stand-ins and fresh pairs, so such a test never
+                    # holds there, where it may in the tree
+                    return (f"it compares two values by identity ({ast.unparse(n)}): the "
+                            "runs' stand-ins and pairs are never the tree's objects")
                 if isinstance(n, ast.Attribute) and n.attr == "__class__":
                     return "it dispatches on the class of a value (.__class__)"
                 if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and \

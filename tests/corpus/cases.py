@@ -3406,5 +3406,38 @@ case("wrapper_tests_causal_itself/twin",
      {"m.py": _CAUSAL_NONE.format(raw="(_side(left), _side(right))")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="(None, 0) on every path")
 
+# 166. a wrapper that tests identity (``window_size is TE_CAUSAL``, ``q is k``, ``fn is
+# flash_attn_varlen_func``) and takes another path when it holds: the runs hand fresh pairs
+# and stand-ins, so the test never held there -- a false "safe". An identity test between
+# two values voids the proof. The twin compares by value
+_IDENTITY = (FA + '''
+TE_CAUSAL = (-1, 0)
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        if window_size {test} TE_CAUSAL:
+            return fn(q, k, v, causal=causal, window_size={raw})
+        left, right = window_size
+        return fn(q, k, v, causal=causal, window_size=(_side(left), _side(right)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def run(q, k, v):
+    return fa(q, k, v, causal=True, window_size=TE_CAUSAL)
+''')
+case("wrapper_tests_identity", {"m.py": _IDENTITY.format(test="is", raw="window_size")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", why="TE_CAUSAL itself: FA4 gets (-1, 0)")
+case("wrapper_tests_identity/twin",
+     {"m.py": _IDENTITY.format(test="==", raw="(None, 0)")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="(None, 0) on every path")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
