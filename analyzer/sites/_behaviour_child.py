@@ -540,60 +540,59 @@ def run_chain(job):
         # ``range``, a slice or ``math.gcd``, which read an int without comparing it) is
         # crossed by some size
         for L, R in (square if tracked or not job.get("scan") else square + _scan_pairs(grid)):
-            if True:
-                # a wrapper that tests ``causal`` itself is also run with the other values a
-                # tree may pass for it (None, 1, 0): FA4 reads them as their truth
-                for causal in ((True, False) if tracked or not job.get("causal_values")
-                               else (True, False, None, 1, 0)):
-                    lv = Bound(L) if (tracked and L is not None) else L
-                    rv = Bound(R) if (tracked and R is not None) else R
-                    # an outside caller's shapes are run once, untracked: the constants and
-                    # flags a wrapper shows are read off the tree's own forms
-                    for form, args, kwargs in _forms(entry, params, required, lv, rv, causal,
-                                                     shapes if not tracked else own_shapes):
-                        del log[:]
-                        res = {"form": form, "L": L, "R": R, "causal": causal,
-                               "tracked": tracked}
-                        before = RAISED[0]
-                        try:
-                            ret = fn(*args, **kwargs)
-                            _swallowed(before)
-                        except Unanalysable as exc:
-                            res["error"] = f"unknown: touches {exc}"
-                        except Rejected as exc:
-                            res["error"] = f"FA4 rejects what the wrapper hands it: {exc}"
-                        except (MemoryError, RecursionError) as exc:
-                            # the sandbox's limits, not the wrapper's answer: no proof either way
-                            res["error"] = f"unknown: hit the sandbox's limits ({type(exc).__name__})"
-                        except TypeError as exc:
-                            if log:
-                                res["error"] = f"raised TypeError: {exc}"
-                            else:
-                                # the wrapper's own signature does not take this form: no
-                                # window can be passed this way (a crash, never a silent band)
-                                res["skip"] = f"not accepted: {exc}"
-                        except Exception as exc:
-                            res["error"] = f"raised {type(exc).__name__}: {exc}"
+            # a wrapper that tests ``causal`` itself is also run with the other values a
+            # tree may pass for it (None, 1, 0): FA4 reads them as their truth
+            for causal in ((True, False) if tracked or not job.get("causal_values")
+                           else (True, False, None, 1, 0)):
+                lv = Bound(L) if (tracked and L is not None) else L
+                rv = Bound(R) if (tracked and R is not None) else R
+                # an outside caller's shapes are run once, untracked: the constants and
+                # flags a wrapper shows are read off the tree's own forms
+                for form, args, kwargs in _forms(entry, params, required, lv, rv, causal,
+                                                 shapes if not tracked else own_shapes):
+                    del log[:]
+                    res = {"form": form, "L": L, "R": R, "causal": causal,
+                           "tracked": tracked}
+                    before = RAISED[0]
+                    try:
+                        ret = fn(*args, **kwargs)
+                        _swallowed(before)
+                    except Unanalysable as exc:
+                        res["error"] = f"unknown: touches {exc}"
+                    except Rejected as exc:
+                        res["error"] = f"FA4 rejects what the wrapper hands it: {exc}"
+                    except (MemoryError, RecursionError) as exc:
+                        # the sandbox's limits, not the wrapper's answer: no proof either way
+                        res["error"] = f"unknown: hit the sandbox's limits ({type(exc).__name__})"
+                    except TypeError as exc:
+                        if log:
+                            res["error"] = f"raised TypeError: {exc}"
                         else:
-                            if len(log) != 1:
-                                res["error"] = (f"FA4 was called {len(log)} times"
-                                                if log else "FA4 was never called")
-                            elif ret != "fa4-output":
-                                res["error"] = "the wrapper did not return FA4's result"
+                            # the wrapper's own signature does not take this form: no
+                            # window can be passed this way (a crash, never a silent band)
+                            res["skip"] = f"not accepted: {exc}"
+                    except Exception as exc:
+                        res["error"] = f"raised {type(exc).__name__}: {exc}"
+                    else:
+                        if len(log) != 1:
+                            res["error"] = (f"FA4 was called {len(log)} times"
+                                            if log else "FA4 was never called")
+                        elif ret != "fa4-output":
+                            res["error"] = "the wrapper did not return FA4's result"
+                        else:
+                            wl, wr, why = _received(log[0], entry)
+                            if why:
+                                res["error"] = why
+                            elif not (_side_ok(_plain(wl)) and _side_ok(_plain(wr))):
+                                res["error"] = (f"FA4 received a bound that is not an int "
+                                                f"or None: {_show(wl)}, {_show(wr)}")
                             else:
-                                wl, wr, why = _received(log[0], entry)
-                                if why:
-                                    res["error"] = why
-                                elif not (_side_ok(_plain(wl)) and _side_ok(_plain(wr))):
-                                    res["error"] = (f"FA4 received a bound that is not an int "
-                                                    f"or None: {_show(wl)}, {_show(wr)}")
-                                else:
-                                    res["got"] = [_plain(wl), _plain(wr),
-                                                  bool(log[0].get("causal"))]
-                        if "error" in res and form.endswith(OUTSIDE):
-                            res["skip"] = res.pop("error")
-                        if not tracked and "skip" not in res:
-                            out["results"].append(res)
+                                res["got"] = [_plain(wl), _plain(wr),
+                                              bool(log[0].get("causal"))]
+                    if "error" in res and form.endswith(OUTSIDE):
+                        res["skip"] = res.pop("error")
+                    if not tracked and "skip" not in res:
+                        out["results"].append(res)
     if job.get("recovers"):
         _after_failure(fn, log, entry, params, required, grid, out, shapes)
     out["seen"] = sorted(SEEN)

@@ -202,12 +202,18 @@ def parent(node: ast.AST) -> ast.AST | None:
     return ix.nodes[ix.up[i]]
 
 
-def in_function(node: ast.AST) -> bool:
-    """Is ``node`` inside a function or lambda body (an indexed tree: ``parent``)? There
-    ``locals()``/``vars()`` are the function's own names."""
+def enclosing_function(node: ast.AST) -> ast.AST | None:
+    """The innermost function or lambda whose body holds ``node`` (an indexed tree:
+    ``parent``), or None at module or class level."""
     p = parent(node)
     while p is not None:
         if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            return True
+            return p
         p = parent(p)
-    return False
+    return None
+
+
+def in_function(node: ast.AST) -> bool:
+    """Is ``node`` inside a function or lambda body (an indexed tree: ``parent``)? There
+    ``locals()``/``vars()`` are the function's own names."""
+    return enclosing_function(node) is not None

@@ -689,6 +689,7 @@ class Runner:
         ((keyword, constant or ``verdicts.VALUE``), ...)), each run beside FA4's own forms)."""
         out: list[ChainResult | None] = [None] * len(items)
         todo = []
+        runs_more: dict = {}    # chain key -> the extra runs its code calls for
         for i, item in enumerate(items):
             layers, entry, params, required = item[:4]
             shapes = tuple(item[4]) if len(item) > 4 else ()
@@ -701,21 +702,20 @@ class Runner:
                 out[i] = self._chain_cache[key] = pre
                 continue
             consts = set(self.extra_consts)
-            for layer in layers:
-                if layer.module:
-                    for s in self.modules[layer.module].sources:
-                        consts |= int_constants(s)
+            srcs = [s for layer in layers if layer.module
+                    for s in self.modules[layer.module].sources]
+            for s in srcs:
+                consts |= int_constants(s)
+            # read once per chain, not once per round of runs
+            runs_more[key] = {"scan": any(_reads_ints_uncompared(s) for s in srcs),
+                              "causal_values": any(_TESTS_CAUSAL.search(s) for s in srcs)}
             todo.append((i, key, consts))
         for round_ in range(3):
             if not todo:
                 break
             jobs = [{"kind": "chain", "entry": k[1], "params": list(k[2]), "required": k[3],
                      "grid": grid_for(c, self.extra_consts), "recovers": self._recovers(k[0]),
-                     "scan": any(_reads_ints_uncompared(src) for layer in k[0] if layer.module
-                                 for src in self.modules[layer.module].sources),
-                     "causal_values": any(_TESTS_CAUSAL.search(src) for layer in k[0]
-                                          if layer.module
-                                          for src in self.modules[layer.module].sources),
+                     **runs_more[k],
                      "shapes": [[sh[0], [list(kv) for kv in sh[1]], *sh[2:]] for sh in k[4]],
                      "layers": [{"module": l.module, "template": l.template, "label": l.label,
                                  "trusted_fa4_patch": l.trusted_fa4_patch, "bind": l.bind,

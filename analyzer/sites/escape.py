@@ -18,9 +18,8 @@ from dataclasses import dataclass
 
 import fa4_patch.names as N
 from analyzer.sites import bindings as B
-from analyzer.sites.astutil import (flat_statements, index as index_tree, indexed,
-                                    in_function, parent as _parent_of, sub_bodies,
-                                    walk)
+from analyzer.sites.astutil import (enclosing_function, flat_statements, index as index_tree,
+                                    indexed, parent as _parent_of, sub_bodies, walk)
 from analyzer.sites.flow import ExtRef, FAFunc, FuncRef, ListVal, ModRef, Opaque
 from analyzer.sites.ir import Attr, Call, Name, walk as walk_ir
 from analyzer.sites.reach import _resolve
@@ -417,10 +416,15 @@ def _word_offsets(raw: bytes, word: bytes):
         at = raw.find(word, end)
 
 
+def _line_col(raw: bytes, at: int) -> tuple[int, int]:
+    """(line, 1-based column) of the byte offset ``at``."""
+    return raw.count(b"\n", 0, at) + 1, at - (raw.rfind(b"\n", 0, at) + 1) + 1
+
+
 def _words(raw: bytes, word: bytes):
     """Where ``word`` stands as a whole word outside a comment: (line, col) each."""
     for at in _word_offsets(raw, word):
-        yield raw.count(b"\n", 0, at) + 1, at - (raw.rfind(b"\n", 0, at) + 1) + 1
+        yield _line_col(raw, at)
 
 
 def _frame_reads(index) -> list:
@@ -445,8 +449,7 @@ def _frame_reads(index) -> list:
         if b"inspect" in raw:
             for m in _INSPECT_FRAMES.finditer(raw):
                 if not _in_comment(raw, m.start()):
-                    line = raw.count(b"\n", 0, m.start()) + 1
-                    out.append((info.path, line, m.start() - raw.rfind(b"\n", 0, m.start()), (
+                    out.append((info.path, *_line_col(raw, m.start()), (
                         "inspect.stack/trace hands out the frames of every caller and their "
                         "namespaces, FA4's functions among them: calls made through what it "
                         "finds are not followed")))
@@ -551,8 +554,7 @@ def _reflection_reads(index) -> dict:
                 end = at + len(word)
                 if (word == b"__wrapped__" or _word_at(raw, at, end)) \
                         and not _in_comment(raw, at):
-                    line = raw.count(b"\n", 0, at) + 1
-                    col = at - (raw.rfind(b"\n", 0, at) + 1) + 1
+                    line, col = _line_col(raw, at)
                     if key == "unwrap":
                         out["unwrap"] = (info.path, line)
                         break
@@ -761,15 +763,12 @@ def _namespace_reads(solver, mod, info, judge) -> list[Escape]:
             if isinstance(p, ast.Compare) and n in p.comparators and \
                     all(isinstance(op, (ast.In, ast.NotIn)) for op in p.ops):
                 continue            # "X" in globals(): reads no value
-            if n.func.id != "globals" and in_function(n):
+            scope = enclosing_function(n) if n.func.id != "globals" else None
+            if scope is not None:
                 # vars()/locals() in a function: its own names, not the module's; an escape
                 # where the function may hold FA4 itself (a name of the module that holds it,
                 # or FA4 imported in the function)
-                scope = _parent_of(n)
-                while scope is not None and not isinstance(
-                        scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                    scope = _parent_of(scope)
-                seg = ast.get_source_segment(src, scope) or src if scope is not None else src
+                seg = ast.get_source_segment(src, scope) or src
                 if "flash_attn" not in seg and not any(
                         re.search(rf"\b{re.escape(h)}\b", seg) for h in held):
                     continue

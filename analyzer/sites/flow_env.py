@@ -446,9 +446,8 @@ def _constant_all(m: Mod) -> list | None:
     for x in walk_ir(m.ir.body):
         if type(x) is Name and x.id == "__all__":
             mentions += 1
-        elif type(x) is Import and any(it[0] == "__all__" or it[2] == "*" for it in x.items):
-            if any(it[0] == "__all__" for it in x.items):
-                return _ANY_NAME
+        elif type(x) is Import and any(it[0] == "__all__" for it in x.items):
+            return _ANY_NAME
     for st in m.ir.body:
         if isinstance(st, Assign) and any(_is(t, "__all__") for t in st.targets):
             v = st.value

@@ -1171,8 +1171,9 @@ _ATTRIBUTE_READ = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\Z")
 def _sets_attribute(tree, attr: str, dashed: str) -> int:
     """The first line of ``tree`` that may set an attribute named ``attr``: a store to it,
     a keyword of that name, a class-level binding of it, the name as a string, or a
-    command-line option whose dest it is; 0 when none."""
-    for n in walk(tree):
+    command-line option whose dest it is; 0 when none (``tree``: a syntax tree, indexed or
+    not)."""
+    for n in ast.walk(tree):
         if isinstance(n, ast.Attribute) and n.attr == attr and \
                 not isinstance(n.ctx, ast.Load):
             return n.lineno
@@ -1970,6 +1971,12 @@ class _Enumerator:
             return e
         return st.value
 
+    def _read_off_set_attribute(self, fn, name: str) -> bool:
+        """A binding of local ``name`` is an attribute read off an object the flow does not
+        model, and the tree sets an attribute of that name somewhere: any int may be there."""
+        return any(_attribute_read(d) and self._tree_sets_attribute(d[1][0].attr)
+                   for d in fn.defs.get(name, ()))
+
     def _tree_sets_attribute(self, attr: str) -> str:
         """Where the tree's text may set an attribute named ``attr`` on some object: a store
         (``x.attr = ...``, ``x.attr -= 1``), a keyword or class-level binding of that name
@@ -1987,7 +1994,7 @@ class _Enumerator:
                 if attr.encode() not in raw and dashed.encode() not in raw:
                     continue
                 info = self.judge.index.by_path.get(path)
-                tree = info.tree if info is not None else None
+                tree = info.bare_tree if info is not None else None
                 if tree is None:
                     found = f"{path}:1 (cannot be read)"
                     break
@@ -2112,9 +2119,8 @@ class _Enumerator:
                 elif subscripted or iterated:
                     # a pair read off an object the flow does not model, where the tree sets
                     # that attribute: sides of any int
-                    local[name] = "wide-window" if any(
-                        _attribute_read(d) and self._tree_sets_attribute(d[1][0].attr)
-                        for d in fn.defs.get(name, ())) else "window"
+                    local[name] = "wide-window" if self._read_off_set_attribute(fn, name) \
+                        else "window"
                 elif _window_shaped(node, name, want == "pair" and name not in pseudo and all(
                         d[0] == "param" or _attribute_read(d) for d in fn.defs.get(name, ()))):
                     # compared with ints or None only, or a parameter (or an attribute read
@@ -2123,9 +2129,8 @@ class _Enumerator:
                     # tell; a TypeError is a loud crash, never a silent band); an attribute
                     # read off an object the flow does not model may hold whatever the tree
                     # stores there (a literal -2, ``sliding_window - 1``): any int
-                    local[name] = "wide" if any(
-                        _attribute_read(d) and self._tree_sets_attribute(d[1][0].attr)
-                        for d in fn.defs.get(name, ())) else "bound"
+                    local[name] = "wide" if self._read_off_set_attribute(fn, name) \
+                        else "bound"
                 elif self._helper_takes_window(fn, node, name):
                     # handed to an in-tree helper that only uses it as a window or a bound
                     local[name] = "any" if want == "pair" or _passed_on(node, name) else "bound"
@@ -2219,17 +2224,19 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _FUNCTION_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _scope_bindings(scope) -> tuple[set, set]:
+def _scope_bindings(scope) -> tuple[set, set, set]:
     """(the names a function, lambda or comprehension scope binds, the names it declares
-    ``global``/``nonlocal``), by Python's rules: parameters, assignment, ``for``/``with``/
-    ``except``/``match`` targets, imports, defs and classes, and ``:=`` in its comprehensions;
-    what nested functions, lambdas and classes bind is theirs."""
+    ``global``, the names it declares ``nonlocal``), by Python's rules: parameters,
+    assignment, ``for``/``with``/``except``/``match`` targets, imports, defs and classes, and
+    ``:=`` in its comprehensions; what nested functions, lambdas and classes bind or declare
+    is theirs."""
     bound: set = set()
-    declared: set = set()
+    globals_: set = set()
+    nonlocals: set = set()
     if isinstance(scope, _COMPREHENSIONS):
         for g in scope.generators:
             bound |= {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)}
-        return bound, declared
+        return bound, globals_, nonlocals
     a = scope.args
     bound |= {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]
               if x is not None}
@@ -2246,7 +2253,7 @@ def _scope_bindings(scope) -> tuple[set, set]:
                       if isinstance(m, ast.NamedExpr) and isinstance(m.target, ast.Name)}
             continue
         if isinstance(n, (ast.Global, ast.Nonlocal)):
-            declared.update(n.names)
+            (globals_ if isinstance(n, ast.Global) else nonlocals).update(n.names)
             continue
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
             bound.add(n.id)
@@ -2259,7 +2266,7 @@ def _scope_bindings(scope) -> tuple[set, set]:
         elif isinstance(n, ast.MatchMapping) and n.rest:
             bound.add(n.rest)
         todo.extend(ast.iter_child_nodes(n))
-    return bound - declared, declared
+    return bound - globals_ - nonlocals, globals_, nonlocals
 
 
 def _scope_gaps(judge, c) -> list[str]:
@@ -2300,7 +2307,7 @@ def _scope_gaps(judge, c) -> list[str]:
                 continue        # a class body's names are not seen from inside it
             if id(s) not in bindings:
                 bindings[id(s)] = _scope_bindings(s)
-            bound, declared = bindings[id(s)]
+            bound, globals_, nonlocals = bindings[id(s)]
             kind = "lambda" if isinstance(s, ast.Lambda) else \
                 "comprehension" if isinstance(s, _COMPREHENSIONS) else "function"
             if name in bound:
@@ -2316,13 +2323,9 @@ def _scope_gaps(judge, c) -> list[str]:
                     out.append(f"{name} is read when the {deferred} around the call runs, "
                                f"after what {s.name} may bind or change later ({where})")
                 break
-            if kind == "function" and name in declared:
-                if name not in {x for st in ast.walk(s) if isinstance(st, ast.Global)
-                                for x in st.names}:
-                    functions += 1
-                    continue    # nonlocal: the enclosing function's
+            if name in globals_:
                 break           # global: the module's
-            if kind == "function":
+            if kind == "function":      # nonlocal too: the enclosing function's
                 functions += 1
             elif deferred is None and isinstance(s, (ast.Lambda, ast.GeneratorExp)):
                 deferred = "lambda" if isinstance(s, ast.Lambda) else "generator expression"
