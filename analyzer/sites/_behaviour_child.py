@@ -313,7 +313,9 @@ class _Placeholder:
     # iteration, its type's name) is not known either: a TypeError here would read as a form
     # the wrapper does not take and skip the run
     def _unknown(self, *a, **k):
-        raise Unanalysable("a tensor argument's value (len, bool, comparison, arithmetic)")
+        raise Unanalysable("the value of an argument it cannot know (a tensor, or a keyword "
+                           "the call passes that is not a constant): len, bool, comparison, "
+                           "arithmetic")
 
     __len__ = __bool__ = __iter__ = __lt__ = __le__ = __gt__ = __ge__ = _unknown
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _unknown
@@ -388,10 +390,24 @@ def _shaped(forms, params, shape):
     value that may not be looked at). A wrapper may branch on them (``len(kwargs)``)."""
     if not shape:
         return forms
-    npos, extra, outside = shape
+    npos, extra, outside, order = shape
     out = []
+    if npos is None:
+        # every order of each form's keywords (at most three: causal and the window's)
+        import itertools
+
+        for form, args, kwargs in forms:
+            for keys in list(itertools.permutations(kwargs))[1:]:
+                out.append((f"{form}, keywords in the order {', '.join(keys)}" + OUTSIDE,
+                            args, {k: kwargs[k] for k in keys}))
+        return out
+    splat = (SPLAT, VALUE) in extra
+    extra = [kv for kv in extra if kv[0] != SPLAT]
+    # a ``**`` splat may carry any keyword the wrapper names: each such keyword as a value
+    # that may not be looked at, and as True, False and None, beside the call without them
+    fills = [None] + ([_Placeholder, True, False, None] if splat and SPLAT_KEYS[0] else [])
     for form, args, kwargs in forms:
-        if form.startswith("positional") and not extra:
+        if form.startswith("positional") and not extra and not splat:
             continue            # the window's position fixes the count: the base form itself
         if not form.startswith("positional") and npos > len(args):
             # an optional parameter given by position: its value is not known (None, FA4's
@@ -399,8 +415,26 @@ def _shaped(forms, params, shape):
             args = list(args) + [None] * (npos - len(args))
         taken = set(params[:len(args)]) | set(kwargs)
         more = {k: (_Placeholder() if v == VALUE else v) for k, v in extra if k not in taken}
-        label = f"{form} + {npos} positional" + (f", {', '.join(sorted(more))}=" if more else "")
-        out.append((label + (OUTSIDE if outside else ""), args, {**kwargs, **more}))
+        for i, fill in enumerate(fills):
+            label = f"{form} + {npos} positional" + \
+                (f", {', '.join(sorted(more))}=" if more else "")
+            got = dict(more)
+            if i:
+                # (only FA4's own parameters: any other keyword reaching it is a loud crash)
+                spl = {k: (fill() if fill is _Placeholder else fill) for k in SPLAT_KEYS[0]
+                       if k in params and k not in taken and k not in more}
+                if not spl:
+                    continue
+                got.update(spl)
+                label += (f", {', '.join(sorted(spl))}="
+                          f"{'<value>' if fill is _Placeholder else fill} from a ** splat")
+            kw = {**kwargs, **got}
+            if order:
+                # the keywords in the order the call writes them (a wrapper may read it)
+                kw = {**{k: kw[k] for k in order if k in kw}, **kw}
+                if list(kw) != list({**kwargs, **got}):
+                    label += f", keywords in the order {', '.join(kw)}"
+            out.append((label + (OUTSIDE if outside else ""), args, kw))
     return out
 
 
@@ -430,6 +464,12 @@ def _base_forms(entry, params, required, L, R, causal):
     if "window_size" in params:
         out.append(("window_size=(L, R)", req, {"causal": causal, "window_size": (L, R)}))
         out.append(("window_size=[L, R]", req, {"causal": causal, "window_size": [L, R]}))
+        if SEQUENCES[0]:
+            # a window built by a call the flow cannot type: FA4 indexes whatever it gets
+            out.append(("window_size=<namedtuple>(L, R)", req,
+                        {"causal": causal, "window_size": _Window(L, R)}))
+            out.append(("window_size=<sequence>(L, R)", req,
+                        {"causal": causal, "window_size": _Sequence(L, R)}))
         i = params.index("window_size")
         ci = params.index("causal") if "causal" in params else None
         args = list(req) + [None] * (i + 1 - required)
@@ -460,11 +500,49 @@ def _base_forms(entry, params, required, L, R, causal):
     return out
 
 
+# set per job: whether the forms also pass ``window_size`` as another sequence; the keywords
+# the wrapper's code names, which a call's ``**`` splat may carry
+SEQUENCES = [False]
+SPLAT_KEYS = [()]
+SPLAT = "\0**"          # a call's ``**`` splat in a shape's keywords (``verdicts.call_shape``)
+
+
+def _window_type():
+    import collections
+
+    return collections.namedtuple("Window", ["left", "right"])
+
+
+_Window = _window_type()
+
+
+class _Sequence:
+    """A sequence that is neither a tuple nor a list (a ``range``, a class of the tree)."""
+
+    def __init__(self, *items):
+        self._items = items
+
+    def __getitem__(self, i):
+        return self._items[i]
+
+    def __len__(self):
+        return len(self._items)
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __repr__(self):
+        return f"<sequence {self._items!r}>"
+
+
 def _received(rec, entry):
     if "window_size" in rec:
         w = rec["window_size"]
         if w is None:
             return None, None, None
+        if isinstance(w, _Sequence):
+            # FA4 reads ``window_size[0]`` and ``window_size[1]``
+            return w[0], w[1], None
         if not isinstance(w, (tuple, list)) or len(w) != 2:
             return None, None, f"FA4 received window_size={_show(w)}, not a pair"
         return w[0], w[1], None
@@ -519,9 +597,19 @@ def _build_callable(job, log, entry, params, required, assumed):
 
 def run_chain(job):
     entry, params, required = job["entry"], job["params"], job["required"]
-    shapes = [(sh[0], [tuple(kv) for kv in sh[1]], len(sh) > 2)
-              for sh in job.get("shapes", ())]
+    # (positional count, other keywords, an outside caller's, the call's keyword order)
+    shapes = []
+    for sh in job.get("shapes", ()):
+        outside = len(sh) > 2 and sh[2] == "outside"
+        order = tuple(sh[2]) if len(sh) > 2 and not outside else ()
+        shapes.append((sh[0], [tuple(kv) for kv in sh[1]], outside, order))
+    if job.get("orders"):
+        # the wrapper may read the order of its keywords: a caller outside the tree may pass
+        # FA4's own forms in any order
+        shapes.append((None, [], True, None))
     own_shapes = [sh for sh in shapes if not sh[2]]
+    SEQUENCES[0] = bool(job.get("sequences"))
+    SPLAT_KEYS[0] = tuple(job.get("splat_keys", ()))
     grid = job["grid"]
     out = {"results": [], "seen": [], "flags": [], "error": None, "assumed": []}
     log = []

@@ -35,6 +35,7 @@ import json
 import os
 import subprocess
 import sys
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -236,7 +237,13 @@ class ExtractedModule:
 # takes no list form: a wrapper that normalises tuples only is right for it). A form without
 # a ``window_size`` container (``window_size_left=``) is in both container families
 KEYWORD_TUPLE, KEYWORD_LIST = "keyword (tuple)", "keyword (list)"
-FAMILIES = ("keyword", "positional", KEYWORD_TUPLE, KEYWORD_LIST)
+# the keyword forms with ``window_size`` also built as another sequence FA4 indexes (a
+# namedtuple, a ``range``, a class of the tree): for a call whose window is built by a call
+# the flow cannot type. Its forms are named ``window_size=<...>`` (``SEQUENCE_FORM``) and are
+# in no other family: a value from outside the tree is typed by FA4's API (a tuple or list)
+KEYWORD_ANY = "keyword (any sequence)"
+SEQUENCE_FORM = "window_size=<"
+FAMILIES = ("keyword", "positional", KEYWORD_TUPLE, KEYWORD_LIST, KEYWORD_ANY)
 
 
 def merged_forms(forms) -> frozenset:
@@ -245,17 +252,23 @@ def merged_forms(forms) -> frozenset:
     out = set(forms)
     if {KEYWORD_TUPLE, KEYWORD_LIST} <= out:
         out.add("keyword")
-    if "keyword" in out:
+    if KEYWORD_ANY in out:
+        out.discard("keyword")
+    if "keyword" in out or KEYWORD_ANY in out:
         out -= {KEYWORD_TUPLE, KEYWORD_LIST}
     return frozenset(out)
 
 
 def in_family(form: str, family: str | None) -> bool:
     """Is the sandbox's call form named ``form`` one of ``family`` (None: every form)?"""
+    if SEQUENCE_FORM in form:
+        return family == KEYWORD_ANY
     if family is None:
         return True
     if form.startswith("positional"):
         return family == "positional"
+    if family == KEYWORD_ANY:
+        return True
     if family == KEYWORD_TUPLE:
         return "window_size=[L, R]" not in form
     if family == KEYWORD_LIST:
@@ -278,9 +291,39 @@ class ChainResult:
     def for_forms(self, forms) -> "ChainResult":
         """The judgement over only the call forms a call uses (all when ``forms`` is empty)."""
         fams = sorted(merged_forms(forms) & set(self.families))
-        if not forms or len(fams) != 1:
+        if not forms or not fams:
             return self
-        return self.families[fams[0]]
+        res = self.families[fams[0]] if len(fams) == 1 else self
+        if KEYWORD_ANY in fams:
+            res = self._other_sequences(res)
+        return res
+
+    def _other_sequences(self, res: "ChainResult") -> "ChainResult":
+        """``res`` with the judgement of the other sequence forms joined in: a release where
+        only they go wrong is *unknown* (the flow cannot tell what the call's window is
+        built as), not broken."""
+        if not res.per_release:
+            return res
+        anyseq, kw = self.families[KEYWORD_ANY], self.families.get("keyword", self)
+        plain = {r: st for r, st, _ in kw.per_release}
+        per, worst = [], "proved"
+        seen = {r: (st, w) for r, st, w in anyseq.per_release}
+        rank = {"proved": 0, "unknown": 1, "broken": 2}
+        for rel, st, w in res.per_release or ():
+            ost, ow = seen.get(rel, (st, w))
+            if ost == "broken" and plain.get(rel) != "broken":
+                ost, ow = "unknown", (f"not a proof: the window is built by a call the flow "
+                                      f"cannot type, and on a sequence that is neither a "
+                                      f"tuple nor a list: {ow}")
+            if rank[ost] > rank[st]:
+                st, w = ost, ow
+            per.append((rel, st, w))
+            worst = max(worst, st, key=rank.__getitem__)
+        if worst == res.status:
+            return dataclasses.replace(res, per_release=tuple(per))
+        why = next(w for _, st, w in per if st == worst)
+        return dataclasses.replace(res, status=worst, witness=why, per_release=tuple(per),
+                                   counterexample=why if worst == "broken" else "")
 
 
 @dataclass(frozen=True)
@@ -320,6 +363,54 @@ _INT_READERS = frozenset({"range", "slice", "divmod", "pow", "round", "format", 
 # ``isinstance(causal, bool)``, ``if causal``, ``causal == 1``
 _TESTS_CAUSAL = re.compile(r"\bcausal\s*(?:is\b|==|!=|\bin\b|\band\b|\bor\b|:)|"
                            r"isinstance\(\s*causal\b|\b(?:if|not|elif|while|and|or)\s+causal\b")
+
+
+def _keywords_named(src: str) -> set:
+    """Keywords a layer's code names, other than FA4's window keys and ``causal``: its
+    functions' parameters and the identifier-like strings it holds (``kw.get("deterministic")``).
+    A call's ``**`` splat may carry any of them (``_behaviour_child._shaped``)."""
+    tree = _syntax(src)[0]
+    if tree is None:
+        return set()
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
+            out.add(n.value)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+    return out - set(N.WINDOW_KEYS) - {"causal", "self", "cls"}
+
+
+# what reads a dict's keys in their order: iteration, conversion to a sequence, the key views
+_ORDER_READERS = frozenset({"list", "tuple", "iter", "next", "enumerate", "reversed", "zip",
+                            "map", "filter", "str", "repr", "format", "print"})
+
+
+def _may_read_keyword_order(src: str) -> bool:
+    """Whether a layer taking ``**kwargs`` may read the order its keyword arguments came in
+    (``list(kw)[:1] == ["window_size"]``, a loop that stops at the first key): a caller may
+    pass them in any order, so its runs also pass FA4's forms in every order. A cheap
+    over-approximation: such a function iterates something, converts something to a
+    sequence or text, or reads a dict's views."""
+    tree = _syntax(src)[0]
+    if tree is None:
+        return True
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or \
+                fn.args.kwarg is None:
+            continue
+        for n in ast.walk(fn):
+            if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension, ast.Starred,
+                              ast.JoinedStr)) or \
+                    isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod):
+                return True
+            if isinstance(n, ast.Call):
+                f = n.func
+                if isinstance(f, ast.Name) and f.id in _ORDER_READERS or \
+                        isinstance(f, ast.Attribute) and \
+                        f.attr in ("keys", "items", "values", "popitem", "format", "join"):
+                    return True
+    return False
 
 
 def _reads_ints_uncompared(src: str) -> bool:
@@ -477,17 +568,9 @@ def _impure(sources: list[str]) -> str:
                         # ``itertools.count()``) advances it: state between calls
                         return (f"it iterates an object kept between calls "
                                 f"({ast.unparse(it)})")
-                if isinstance(n, ast.Compare) and \
-                        any(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops) and \
-                        sum(not isinstance(x, ast.Constant)
-                            for x in [n.left] + n.comparators) >= 2:
-                    # ``q is k``, ``window_size is TE_CAUSAL``, ``fn is flash_attn_varlen_func``:
-                    # the runs hand it fresh stand-ins and fresh pairs, so such a test never
-                    # holds there, where it may in the tree
-                    return (f"it compares two values by identity ({ast.unparse(n)}): the "
-                            "runs' stand-ins and pairs are never the tree's objects")
-                if isinstance(n, ast.Attribute) and n.attr == "__class__":
-                    return "it dispatches on the class of a value (.__class__)"
+                why = _dispatch(n)
+                if why:
+                    return why
                 if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and \
                         isinstance(n.value, ast.Name) and n.value.id in kept and \
                         not (n.attr.startswith("__") and n.attr.endswith("__")):
@@ -495,12 +578,58 @@ def _impure(sources: list[str]) -> str:
                     # code elsewhere may set it between calls
                     return (f"it reads state kept on an object ({ast.unparse(n)}), which "
                             "other code may change")
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
-                        n.func.id == "type" and len(n.args) == 1:
-                    return "it dispatches on exact types (type(...))"
                 if isinstance(n, ast.Assert) and any(isinstance(x, ast.Call)
                                                      for x in ast.walk(n.test)):
                     return "an assert does work (python -O drops it)"
+        why = _tells_sandbox_apart(tree)
+        if why:
+            return why
+    return ""
+
+
+def _dispatch(n: ast.AST) -> str:
+    """Why ``n`` makes a run's result depend on which objects it was handed, "" if it does
+    not: an identity test between two values, a class read (``type(x)``, ``.__class__``)."""
+    if isinstance(n, ast.Compare) and \
+            any(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops) and \
+            sum(not isinstance(x, ast.Constant) for x in [n.left] + n.comparators) >= 2:
+        # ``q is k``, ``window_size is TE_CAUSAL``, ``fn is flash_attn_varlen_func``: the runs
+        # hand it fresh stand-ins and fresh pairs, so such a test never holds there, where it
+        # may in the tree
+        return (f"it compares two values by identity ({ast.unparse(n)}): the runs' stand-ins "
+                "and pairs are never the tree's objects")
+    if isinstance(n, ast.Attribute) and n.attr == "__class__":
+        return "it dispatches on the class of a value (.__class__)"
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "type" and \
+            len(n.args) == 1:
+        return "it dispatches on exact types (type(...))"
+    return ""
+
+
+# builtins the sandbox replaces with its own functions (``_behaviour_child._builtins``): code
+# that looks at one instead of calling it can tell the runs from the tree's program
+_SANDBOX_OWN = frozenset({"getattr", "setattr", "hasattr", "print", "__import__",
+                          "__builtins__"})
+
+
+def _tells_sandbox_apart(tree: ast.Module) -> str:
+    """Why code run at import (module level, class bodies, defaults, decorators) or anywhere
+    looking at the sandbox's own builtins may behave otherwise in the runs than in the tree
+    (``_NATIVE = type(getattr) is type(len)``), "" if nothing does."""
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    in_body: set = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for st in (fn.body if isinstance(fn.body, list) else [fn.body]):
+                in_body.update(id(x) for x in ast.walk(st))
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id in _SANDBOX_OWN and id(n) not in called:
+            return (f"it reads the builtin {n.id} as a value, not calling it: the runs' "
+                    f"{n.id} is the sandbox's own, the tree's the real one")
+        if id(n) not in in_body:
+            why = _dispatch(n)
+            if why:
+                return why + " (at import)"
     return ""
 
 
@@ -686,14 +815,16 @@ class Runner:
                       ) -> list[ChainResult]:
         """``items``: (layers innermost first, entry, FA4 parameter names, required count,
         and optionally the shapes of the tree's calls through the chain: (positional count,
-        ((keyword, constant or ``verdicts.VALUE``), ...)), each run beside FA4's own forms)."""
+        ((keyword, constant or ``verdicts.VALUE``), ...)), each run beside FA4's own forms,
+        and whether to run ``window_size`` also as other sequences: ``KEYWORD_ANY``)."""
         out: list[ChainResult | None] = [None] * len(items)
         todo = []
         runs_more: dict = {}    # chain key -> the extra runs its code calls for
         for i, item in enumerate(items):
             layers, entry, params, required = item[:4]
             shapes = tuple(item[4]) if len(item) > 4 else ()
-            key = (layers, entry, params, required, shapes)
+            key = (layers, entry, params, required, shapes,
+                   bool(item[5]) if len(item) > 5 else False)
             if key in self._chain_cache:
                 out[i] = self._chain_cache[key]
                 continue
@@ -708,14 +839,17 @@ class Runner:
                 consts |= int_constants(s)
             # read once per chain, not once per round of runs
             runs_more[key] = {"scan": any(_reads_ints_uncompared(s) for s in srcs),
-                              "causal_values": any(_TESTS_CAUSAL.search(s) for s in srcs)}
+                              "causal_values": any(_TESTS_CAUSAL.search(s) for s in srcs),
+                              "orders": any(_may_read_keyword_order(s) for s in srcs),
+                              "splat_keys": sorted(set().union(*map(_keywords_named, srcs))
+                                                   if srcs else ())}
             todo.append((i, key, consts))
         for round_ in range(3):
             if not todo:
                 break
             jobs = [{"kind": "chain", "entry": k[1], "params": list(k[2]), "required": k[3],
                      "grid": grid_for(c, self.extra_consts), "recovers": self._recovers(k[0]),
-                     **runs_more[k],
+                     **runs_more[k], "sequences": k[5],
                      "shapes": [[sh[0], [list(kv) for kv in sh[1]], *sh[2:]] for sh in k[4]],
                      "layers": [{"module": l.module, "template": l.template, "label": l.label,
                                  "trusted_fa4_patch": l.trusted_fa4_patch, "bind": l.bind,
@@ -1078,6 +1212,14 @@ def extract(index, modname: str, roots: Iterable[str], depth: int = 0,
     # below keep the last one only -- left opaque
     for n in _branch_bound(info.tree) & set(defs):
         defs.pop(n)
+    # a package's name that is also one of its submodules (``class cfg`` in ``pkg/__init__``
+    # beside ``pkg/cfg.py``): importing the submodule anywhere (``from .cfg import W``, even
+    # later in the package itself) rebinds the name to the module -- left opaque
+    if info.path.endswith("__init__.py"):
+        for n in list(defs):
+            if f"{modname}.{n}" in index.modules and \
+                    any(not isinstance(st, (ast.Import, ast.ImportFrom)) for st in defs[n]):
+                defs.pop(n)
     outside = _StoredOutside(index, info)
     want = list(roots)
     chosen: list[ast.stmt] = []

@@ -155,8 +155,9 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
 
 def window_containers(solver: Solver, fnkey, expr, line: int | None = None, depth: int = 0,
                       seen=None) -> frozenset:
-    """What a ``window_size`` value can be built as: "tuple", "list" or "other" (anything the
-    flow does not see built: a parameter, a call's result, an attribute). A wrapper may treat
+    """What a ``window_size`` value can be built as: "tuple", "list", "built" (a call's
+    result, which may be another sequence) or "other" (anything the flow does not see built:
+    a parameter, an attribute, typed by FA4's API as a tuple or list). A wrapper may treat
     a tuple and a list apart (``isinstance(w, tuple)``), so a call is judged in the forms its
     containers allow; "other" allows both."""
     seen = set() if seen is None else seen
@@ -171,6 +172,13 @@ def window_containers(solver: Solver, fnkey, expr, line: int | None = None, dept
                 | window_containers(solver, fnkey, expr.b, line, depth + 1, seen))
     if isinstance(expr, (Lit, Name)) and (not isinstance(expr, Name) or expr.id == "None"):
         return frozenset()          # None (or a constant, judged as a pair elsewhere): no form
+    if isinstance(expr, Call):
+        # ``tuple(...)``/``list(...)`` build what they name; any other call (``range(l, 1)``,
+        # a namedtuple ``Window(l, r)``, a helper) may build another sequence FA4 indexes
+        f = expr.func
+        if isinstance(f, Name) and f.id in ("tuple", "list"):
+            return frozenset({f.id})
+        return frozenset({"built"})
     fn = solver.fns.get(fnkey)
     if isinstance(expr, Name) and fn is not None and fn.ir is not None:
         name = expr.id

@@ -385,10 +385,18 @@ class _Extractor:
             return DictExpr(items=items, pos=p)
         if t is cst.IfExp:  # source order: body, test, orelse
             body = self.expr(e.body)
-            self.expr(e.test)
-            return Either(a=body, b=self.expr(e.orelse))
+            test = _truth(self.expr(e.test))
+            orelse = self.expr(e.orelse)
+            if test is not None:        # ``x if True else y``: one branch only
+                return body if test else orelse
+            return Either(a=body, b=orelse)
         if t is cst.BooleanOperation:
-            return Either(a=self.expr(e.left), b=self.expr(e.right))
+            # ``-1 and None`` is None, ``0 or w`` is w: a constant left operand decides
+            left, right = self.expr(e.left), self.expr(e.right)
+            truth = _truth(left)
+            if truth is not None:
+                return right if truth == isinstance(e.operator, cst.And) else left
+            return Either(a=left, b=right)
         if t is cst.Subscript:
             p = self.pos(e, "sub")
             base = self.expr(e.value)
@@ -649,3 +657,13 @@ def extract(path: str, source: bytes, line_offset: int = 0) -> ModuleIR:
         mir = ModuleIR(path, body=body, positions="provider")
         ex = ex2
     return mir
+
+
+def _truth(v) -> bool | None:
+    """The truth of a constant expression of the IR (a literal, None, True, False), None when
+    it is not one."""
+    if type(v) is Lit and (v.value is None or type(v.value) in (int, float, str)):
+        return bool(v.value)
+    if type(v) is Name and v.id in ("None", "True", "False"):
+        return v.id == "True"
+    return None

@@ -309,27 +309,32 @@ class Judge:
                 continue
             layers = tuple(self.layer(w) for w in v.chain)
             params, req = self.signature(v.entry.name)
-            run_as = tuple(sorted(shapes, key=repr))[:MAX_SHAPES] + \
+            run_as = tuple(sorted(shapes - {_SEQUENCES}, key=repr))[:MAX_SHAPES] + \
                 _outside_shapes(tuple(params), req)
-            todo.append((key, (layers, v.entry.name, tuple(params), req, run_as)))
+            todo.append((key, (layers, v.entry.name, tuple(params), req, run_as,
+                               _SEQUENCES in shapes)))
         if not todo:
             return
         results = self.runner.verify_chains([t[1] for t in todo])
         for (key, _), r in zip(todo, results):
             shapes = self._shapes.get(key, frozenset())
-            if len(shapes) > MAX_SHAPES:
+            if len(shapes - {_SEQUENCES}) > MAX_SHAPES:
                 r = _not_proved(r, f"more than {MAX_SHAPES} differently shaped calls go "
                                    "through it (each is run; the rest were not)")
             self._chain[key] = r
             self._chain_shapes[key] = shapes
 
-    def add_shape(self, v, call) -> None:
+    def add_shape(self, v, call, sequences: bool = False) -> None:
         """Record how one call of the tree passes its other arguments to ``v`` (``call_shape``):
-        the chain is run shaped like it too (a wrapper may branch on them)."""
+        the chain is run shaped like it too (a wrapper may branch on them). ``sequences``: the
+        call's window is built by a call the flow cannot type, so the chain is also run with
+        ``window_size`` as other sequences (``behaviour.KEYWORD_ANY``)."""
         shape = call_shape(call)
-        if shape is not None and v.chain:
+        if v.chain and (shape is not None or sequences):
             self._shapes.setdefault((v.chain, v.entry.name), frozenset())
-            self._shapes[(v.chain, v.entry.name)] |= {shape}
+            self._shapes[(v.chain, v.entry.name)] |= {shape} if shape is not None else set()
+            if sequences:
+                self._shapes[(v.chain, v.entry.name)] |= {_SEQUENCES}
 
     def chain(self, v) -> BH.ChainResult:
         key = (v.chain, v.entry.name)
@@ -2557,6 +2562,8 @@ _ANY_NAME = "<any name: code that cannot be read>"
 MAX_SHAPES = 32
 _RUNS_EXEC = re.compile(rb"(?<![\w.])exec[ \t]*\(")
 VALUE = "\0<value>"       # a keyword argument that is not a constant: a stand-in in the sandbox
+_SPLAT = "\0**"           # a call's ``**`` splat (``_behaviour_child.SPLAT``)
+_SEQUENCES = ("sequences",)   # among a chain's shapes: run it with other window sequences too
 _NOT_SHAPE = frozenset(N.WINDOW_KEYS) | {"causal"}   # what FA4's own forms pass: not a shape
 
 
@@ -2588,7 +2595,13 @@ def call_shape(call) -> tuple | None:
             const = isinstance(val, Lit) and (val.value is None or type(val.value) in
                                               (bool, int, float, str))
             extra.append((a.kw, val.value if const else VALUE))
-    return (sum(1 for a in args if a.kind == "p"), tuple(sorted(extra)))
+    if any(a.kind == "**" for a in args):
+        # what the splat carries is run as every keyword the wrapper names
+        extra.append((_SPLAT, VALUE))
+    # the order the call writes its keywords in, when it passes more than one
+    order = tuple(a.kw for a in args if a.kind == "k")
+    return (sum(1 for a in args if a.kind == "p"), tuple(sorted(extra))) + \
+        ((order,) if len(order) > 1 else ())
 
 
 def _site_form(solver, site, expr) -> str:
@@ -2600,6 +2613,8 @@ def _site_form(solver, site, expr) -> str:
         return "positional"
     if site.key == "window_size":
         kinds = window_containers(solver, site.fn, expr, site_line(site))
+        if "built" in kinds:
+            return BH.KEYWORD_ANY
         if kinds == {"tuple"}:
             return BH.KEYWORD_TUPLE
         if kinds == {"list"}:
@@ -2670,7 +2685,9 @@ def decide(calls, solver, text, judge: Judge) -> None:
                 "has_right": False, "unknown": [], "forms": set(), "exprs": [],
                 "opairs": set(), "oleft": set(), "oright": set(), "ints": set(), "outside": set(),
                 "mapped": set(), "map_left": set(), "map_right": set()}
-        gaps = _splat_gaps(judge, solver, c) + _scope_gaps(judge, c)
+        scoped = _scope_gaps(judge, c)
+        plan["scope_gaps"] = scoped
+        gaps = _splat_gaps(judge, solver, c) + scoped
         frames = judge.frame_hazard()
         if frames:
             gaps = gaps + [frames]
@@ -2811,9 +2828,9 @@ def decide(calls, solver, text, judge: Judge) -> None:
         judge.runner.extra_consts |= consts
         judge._chain.clear()
         judge.runner._chain_cache.clear()
-    for c in pending:
+    for c, plan in zip(pending, plans):
         for v, _ in c["fa4"]:
-            judge.add_shape(v, c["call"])
+            judge.add_shape(v, c["call"], BH.KEYWORD_ANY in plan["forms"])
     judge.chains([v for c in pending for v, _ in c["fa4"]])
     for c, plan in zip(pending, plans):
         good = [p for p in plan["pairs"] if all(
@@ -2857,6 +2874,14 @@ def decide(calls, solver, text, judge: Judge) -> None:
             status = "proved"
             verdicts = tuple(CallVerdict(v.release, "proved", f"inside {inside}")
                              for v in verdicts)
+        elif status == "broken" and plan["scope_gaps"]:
+            # the pairs were read in the wrong scope (a lambda's parameter read as the
+            # module's name of that spelling): what they break is no evidence either way
+            why = plan["scope_gaps"][0]
+            verdicts = tuple(CallVerdict(v.release, "unknown", f"{why}; as the pass reads it: "
+                                         f"{v.witness}", v.pairs)
+                             if v.status == "broken" else v for v in verdicts)
+            status = worst(v.status for v in verdicts)
         c["status"] = status
         c["verdicts"] = verdicts
         c["coverage"] = "covered" if status == "proved" else "uncovered"

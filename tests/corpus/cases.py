@@ -3439,5 +3439,217 @@ case("wrapper_tests_identity/twin",
      {"m.py": _IDENTITY.format(test="==", raw="(None, 0)")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="(None, 0) on every path")
 
+# 167. a wrapper that tells the sandbox apart (its ``getattr`` is a Python function there, a
+# builtin in the tree: ``type(getattr) is type(len)`` at import) and passes the window raw
+# under the real builtins -- a false "safe". Code that reads a builtin the sandbox replaces
+# as a value, or dispatches on identity or type at import, is not a proof. The twin's wrapper
+# has no such test
+_SANDBOX_DETECT = (FA + """
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+_NATIVE = {native}
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        left, right = window_size
+        if _NATIVE:
+            return fn(q, k, v, causal=causal, window_size=window_size)
+        return fn(q, k, v, causal=causal, window_size=(_side(left), _side(right)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def run(q, k, v):
+    return fa(q, k, v, causal=True, window_size=(-1, 0))
+""")
+case("wrapper_detects_the_sandbox",
+     {"m.py": _SANDBOX_DETECT.format(native="type(getattr) is type(len)")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", why="under the real builtins FA4 gets (-1, 0)")
+case("wrapper_detects_the_sandbox/twin", {"m.py": _SANDBOX_DETECT.format(native="False")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="(None, 0)")
+
+# 168. a wrapper that reads the order of its keyword arguments (``list(kw)[:1] ==
+# ["window_size"]``: "already in FA4 order") and a call that writes ``window_size`` first: the
+# runs passed ``causal`` first -- a false "safe". The runs pass the keywords in the order each
+# call writes them, and a wrapper that may read the order is run in every order of FA4's own
+# keywords. The twin's wrapper reads the order but normalises every entry it finds
+_KW_ORDER = (FA + """
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(*args, **kw):
+{body}
+        return fn(*args, **kw)
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def run(q, k, v, window_size):
+    return fa(q, k, v, window_size=window_size, causal=True)
+""")
+case("wrapper_reads_keyword_order", {"m.py": _KW_ORDER.format(body="""\
+        if list(kw)[:1] == ["window_size"]:
+            return fn(*args, **kw)
+        if "window_size" in kw:
+            left, right = kw["window_size"]
+            kw = dict(kw, window_size=(_side(left), _side(right)))""")},
+    "import m\nm.run(1, 2, 3, (-1, 0))\n", "unsafe", why="window_size first: FA4 gets (-1, 0)")
+case("wrapper_reads_keyword_order/twin", {"m.py": _KW_ORDER.format(body="""\
+        for key in list(kw):
+            if key == "window_size":
+                left, right = kw[key]
+                kw[key] = (_side(left), _side(right))""")},
+    "import m\nm.run(1, 2, 3, (-1, 0))\n", "safe", why="(None, 0) in every order")
+
+# 169. a window built by a call (a namedtuple ``Window(left, right)``, ``range(left, 1)``) and
+# a wrapper that treats only tuples and lists (or only plain tuples) as windows: FA4 indexes
+# whatever it gets, and the runs passed tuples and lists only -- a false "safe". A window
+# built by a call the flow cannot type is also run as a namedtuple and as another sequence;
+# what goes wrong only there is unknown. The twins' wrappers unpack any pair
+_BUILT = (FA + """import collections
+
+Window = collections.namedtuple("Window", ["left", "right"])
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+{body}
+        left, right = window_size
+        return fn(q, k, v, causal=causal, window_size=(_side(left), _side(right)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def run(q, k, v, left):
+    return fa(q, k, v, causal=True, window_size={window})
+""")
+_TRUSTS_FIELDS = """\
+        if getattr(window_size, "_fields", None):
+            return fn(q, k, v, causal=causal, window_size=window_size)"""
+_TUPLES_ONLY = """\
+        if not isinstance(window_size, (tuple, list)):
+            return fn(q, k, v, causal=causal, window_size=window_size)"""
+case("window_is_a_namedtuple",
+     {"m.py": _BUILT.format(body=_TRUSTS_FIELDS, window="Window(left, 0)")},
+     "import m\nm.run(1, 2, 3, -1)\nm.run(1, 2, 3, 4)\n", "unknown",
+     why="Window(-1, 0) reaches FA4 as is", exhaustive=False)
+case("window_is_a_namedtuple/twin",
+     {"m.py": _BUILT.format(body="        pass", window="Window(left, 0)")},
+     "import m\nm.run(1, 2, 3, -1)\nm.run(1, 2, 3, 4)\n", "safe", why="(None, 0)",
+     exhaustive=False)
+case("window_is_a_range",
+     {"m.py": _BUILT.format(body=_TUPLES_ONLY, window="range(left, 1)")},
+     "import m\nm.run(1, 2, 3, -1)\n", "unknown", why="range(-1, 1) reads as (-1, 0) in FA4",
+     exhaustive=False)
+case("window_is_a_range/twin",
+     {"m.py": _BUILT.format(body="        pass", window="range(left, 1)")},
+     "import m\nm.run(1, 2, 3, -1)\n", "safe", why="(None, 0)", exhaustive=False)
+
+# 170. a keyword that reaches the wrapper in a ``**`` splat (``**{"deterministic": det}``)
+# and a wrapper that passes the bounds raw when it is set: the runs passed no keyword a splat
+# carries -- a false "safe". A call with a ``**`` splat is also run with every FA4 keyword the
+# wrapper's code names, as True, False, None and a value that may not be looked at. The
+# twin's wrapper names none
+_SPLAT_KEY = ("from flash_attn.cute.interface import _flash_attn_bwd\n" + """
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(*args, window_size_left=None, window_size_right=None, **kw):
+{body}
+        return fn(*args, window_size_left=_side(window_size_left),
+                  window_size_right=_side(window_size_right), **kw)
+    return inner
+
+
+bwd = normalized(_flash_attn_bwd)
+
+
+def backward(q, k, v, out, dout, lse, left, right, det):
+    extra = {{"deterministic": det}}
+    return bwd(q, k, v, out, dout, lse, causal=True, window_size_left=left,
+               window_size_right=right, **extra)
+""")
+case("keyword_in_a_splat_branches", {"m.py": _SPLAT_KEY.format(body="""\
+        if kw.get("deterministic"):
+            return fn(*args, window_size_left=window_size_left,
+                      window_size_right=window_size_right, **kw)""")},
+    "import m\nm.backward(1, 2, 3, 4, 5, 6, -1, 0, True)\n", "unsafe",
+    why="deterministic=True: FA4 gets (-1, 0)")
+case("keyword_in_a_splat_branches/twin", {"m.py": _SPLAT_KEY.format(body="        pass")},
+     "import m\nm.backward(1, 2, 3, 4, 5, 6, -1, 0, True)\n", "safe", why="(None, 0)")
+
+# 171. a package attribute that a submodule of the same name replaces (``class cfg`` in
+# ``pkg/__init__``, which then imports ``.cfg``): ``from pkg import cfg`` is the module, whose
+# ``W`` is TE's (-1, 0), while the sandbox read the class -- a false "safe". Such a name is
+# opaque to the sandbox. The twin's submodule has another name
+_SUBMOD_ATTR = {
+    "m.py": FA + "from pkg import cfg\n\n\ndef run(q, k, v):\n"
+            "    return flash_attn_func(q, k, v, causal=True, window_size=cfg.W)\n",
+    "pkg/__init__.py": "class cfg:\n    W = (None, 0)\n\n\nfrom .{sub} import W as _W\n",
+    "pkg/{sub}.py": "W = (-1, 0)\n",
+}
+case("package_attribute_replaced_by_submodule",
+     {k.format(sub="cfg"): v.format(sub="cfg") for k, v in _SUBMOD_ATTR.items()},
+     "import m\nm.run(1, 2, 3)\n", "unknown", why="pkg.cfg is the module: (-1, 0)")
+case("package_attribute_replaced_by_submodule/twin",
+     {k.format(sub="consts"): v.format(sub="consts") for k, v in _SUBMOD_ATTR.items()},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="pkg.cfg is the class: (None, 0)")
+
+# 172. a side chosen by ``and``/``or`` with a constant left operand (``0 or -1`` is -1,
+# ``-1 and None`` is None): the flow took both operands, so the twin was a false "unsafe".
+# A constant left operand (and a conditional's constant test) decides which value it is
+_BOOL_SIDE = (FA + """
+
+def run(q, k, v):
+    left = {side}
+    return flash_attn_func(q, k, v, causal=True, window_size=(left, 0))
+""")
+case("side_chosen_by_constant_and_or", {"m.py": _BOOL_SIDE.format(side="0 or -1")},
+     "import m\nm.run(1, 2, 3)\n", "unsafe", why="0 or -1 is -1: FA4 gets (-1, 0)")
+case("side_chosen_by_constant_and_or/twin", {"m.py": _BOOL_SIDE.format(side="-1 and None")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="-1 and None is None: (None, 0)")
+
+# 173. a lambda whose parameter shadows a module-level window (``w = (-1, 0)``; ``lambda q, k,
+# v, w: fa4(..., window_size=w)`` called with ``(None, 0)``): the pass reads ``w`` in the
+# module and called the call broken -- a false "unsafe" on a correct tree. Pairs read in the
+# wrong scope are no evidence: unknown. The twin is a ``def`` that passes ``(None, 0)``
+# itself (a public function's parameter is a value from outside the tree)
+_SHADOWED = (FA + """
+w = (-1, 0)
+{call}
+
+
+def run(q, k, v):
+    return call(q, k, v, (None, 0))
+""")
+case("lambda_parameter_shadows_module_window", {"m.py": _SHADOWED.format(
+    call="call = lambda q, k, v, w: flash_attn_func(q, k, v, causal=True, window_size=w)")},
+    "import m\nm.run(1, 2, 3)\n", "unknown", exhaustive=False,
+    why="FA4 gets (None, 0); the pass cannot read the lambda's parameter")
+case("lambda_parameter_shadows_module_window/twin", {"m.py": _SHADOWED.format(
+    call="\n\ndef call(q, k, v, w):\n"
+         "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))")},
+    "import m\nm.run(1, 2, 3)\n", "safe", why="(None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
