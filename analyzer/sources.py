@@ -394,6 +394,8 @@ def _environment(dirpath: Path, dirnames, filenames) -> bool:
     """A Python environment kept inside the tree (a virtualenv, a conda env, an installed
     ``site-packages``): the packages the tree runs against, not the tree's own code (FA4
     installed there is FA4 itself, read from its release, not judged as the tree's code)."""
+    if "__init__.py" in filenames:
+        return False        # a package of the tree, whatever else the folder holds
     return ("pyvenv.cfg" in filenames or "conda-meta" in dirnames
             or dirpath.name in ("site-packages", "dist-packages"))
 

@@ -141,3 +141,56 @@ def test_a_module_object_held_elsewhere_and_read_by_getattr_reaches_fa4(tmp_path
     (tmp_path / "main.py").write_text("from helper import fc\n"
                                       "fc.flash_attn_func(1, 2, 3, causal=True, window_size=(-1, 0))\n")
     assert _verdict(tmp_path) == "unsafe"
+
+
+def test_an_extension_module_beside_its_source_is_an_error(tmp_path):
+    """Guards against a false "safe": ``norm.<abi>.so`` beside ``norm.py`` is what ``import
+    norm`` loads (extension suffixes come first), so the normaliser the pass read in
+    ``norm.py`` is not the one that runs. The bytes need not be a real extension: a file of
+    that name is enough to shadow the source."""
+    (tmp_path / "norm.py").write_text(
+        "def fix(w):\n    return tuple(None if x is not None and x < 0 else x for x in w)\n")
+    (tmp_path / "main.py").write_text(
+        GLUE + "from norm import fix\n" + "attn(1, 2, 3, causal=True, window_size=fix((-1, 0)))\n")
+    assert _verdict(tmp_path) == "safe"
+    (tmp_path / "norm.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF\0\0")
+    assert _verdict(tmp_path) == "error"
+    assert any("an extension module" in why for _, why in unread_code(
+        sources.walk_tree(tmp_path), tmp_path, 10 ** 6))
+
+
+def test_a_package_folder_holding_an_environment_marker_is_read(tmp_path):
+    """Guards against a false "safe": a package of the tree (it has ``__init__.py``) that also
+    holds a ``pyvenv.cfg`` or a ``conda-meta`` folder was skipped as an environment, so its
+    call of FA4 with TE's (-1, 0) went unseen."""
+    for marker in ("pyvenv.cfg", "conda-meta"):
+        root = tmp_path / marker
+        (root / "layers").mkdir(parents=True)
+        (root / "layers" / "__init__.py").write_text("")
+        (root / "layers" / "attn.py").write_text(GLUE + CALL.format(l=-1))
+        if marker == "pyvenv.cfg":
+            (root / "layers" / marker).write_text("home = /usr/bin\n")
+        else:
+            (root / "layers" / marker).mkdir()
+        (root / "main.py").write_text("from layers import attn\n")
+        assert _verdict(root) == "unsafe", marker
+
+
+def test_a_compiled_cache_that_differs_from_its_source_is_an_error(tmp_path):
+    """Guards against a false "safe": ``__pycache__/norm.<tag>.pyc`` written as an unchecked
+    hash (``import`` loads it without looking at ``norm.py``) holds an identity ``fix``, while
+    the pass read the normalising source. A cache compiled from the source itself is fine."""
+    import importlib.util
+
+    norm = "def fix(w):\n    return tuple(None if x is not None and x < 0 else x for x in w)\n"
+    (tmp_path / "norm.py").write_text(norm)
+    (tmp_path / "main.py").write_text(
+        GLUE + "from norm import fix\n" + "attn(1, 2, 3, causal=True, window_size=fix((-1, 0)))\n")
+    cache = importlib.util.cache_from_source(str(tmp_path / "norm.py"))
+    other = tmp_path / "other.py"
+    for text, want in ((norm, "safe"), ("def fix(w):\n    return w\n", "error")):
+        other.write_text(text)
+        py_compile.compile(str(other), cfile=cache, dfile=str(tmp_path / "norm.py"),
+                           invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+        other.unlink()
+        assert _verdict(tmp_path) == want, text

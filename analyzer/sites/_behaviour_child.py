@@ -321,6 +321,12 @@ class _Placeholder:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _unknown
     __matmul__ = __getitem__ = __contains__ = __index__ = __int__ = __float__ = _unknown
 
+    @property
+    def __class__(self):
+        # ``isinstance(q, list)`` (a list of sequences, a packed input) asks for it: the
+        # tree's tensors may be of any type
+        raise Unanalysable("the type of an argument it cannot know (isinstance)")
+
 
 def _recorder(entry, params, required, log):
     window_keys = [p for p in params if p.startswith("window_size")]
@@ -336,7 +342,7 @@ def _recorder(entry, params, required, log):
 
     def note(loc):
         log.append({k: loc.get(k) for k in window_keys + ["causal"]})
-        return "fa4-output"
+        return RESULT
 
     ns["__log__"] = note
     exec(src, ns)
@@ -351,8 +357,8 @@ def _recorder(entry, params, required, log):
             out = real(*args, **kwargs)
         except TypeError as exc:
             raise Rejected(str(exc)) from None
-        if FAIL_FIRST[0] and len(log) == 1:
-            raise InjectedFailure()
+        if len(log) <= FAIL_FIRST[0]:
+            raise (FAIL_TYPE[0] or InjectedFailure)(_FAILURE_TEXT)
         return out
 
     fa4.__name__ = fa4.__qualname__ = entry
@@ -371,13 +377,39 @@ class InjectedFailure(NotImplementedError, TypeError, KeyError, IndexError, Zero
     catches it) and its message names the window (a handler that reads it sees one)."""
 
     def __str__(self):
-        # the phrases a wrapper's handler may look for before it retries (out of memory, a
-        # CUDA error, an unsupported window)
-        return ("FA4 failed (injected by the audit): CUDA out of memory / CUDA error: "
-                "illegal memory access / window_size / window_size_left not supported")
+        return _FAILURE_TEXT
 
 
-FAIL_FIRST = [False]
+# the phrases a wrapper's handler may look for before it retries (out of memory, a CUDA
+# error, an unsupported window); also the failure's ``args[0]`` and in its ``repr``
+_FAILURE_TEXT = ("FA4 failed (injected by the audit): CUDA out of memory / CUDA error: "
+                 "illegal memory access / window_size / window_size_left not supported")
+
+
+# how many of the first calls fail (0: none), and as what (None: ``InjectedFailure``)
+FAIL_FIRST = [0]
+FAIL_TYPE = [None]
+
+
+class _Result:
+    """What the stand-in returns: FA4's output, which the runs do not know (real FA4 returns
+    ``(out, lse)``, ``lse`` None or not as the call asks). A wrapper that looks at it
+    (``res[1] is None``, ``len(res)``, unpacking it) before it returns it cannot be proved
+    on the runs: any use but handing it back is the sandbox's stop."""
+
+    def _stop(self, *a, **k):
+        raise Unanalysable("FA4's result (its items, length or truth)")
+
+    __getitem__ = __iter__ = __len__ = __bool__ = __contains__ = __getattr__ = _stop
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _stop
+    __add__ = __radd__ = __mul__ = __rmul__ = __index__ = __int__ = __float__ = _stop
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return "<FA4's result>"
+
+
+RESULT = _Result()
 
 
 class Rejected(Exception):
@@ -446,11 +478,27 @@ OUTSIDE = " [a caller outside the tree]"
 VALUE = "\0<value>"
 
 
+# a form whose tensors are not the usual fresh stand-ins: one that fails is left out, like an
+# outside caller's (a wrapper that needs real tensors there crashes loudly)
+LOOSE = " [other tensors]"
+
+
 def _forms(entry, params, required, L, R, causal, shapes=()):
     """(form name, args, kwargs) for each way a call can hand FA4 the window, as FA4's
-    signature alone gives it and shaped like each call of the tree (``_shaped``)."""
+    signature alone gives it and shaped like each call of the tree (``_shaped``). The keyword
+    forms are also run with the tensors one and the same object (self-attention: ``q is k``,
+    ``id(q) == id(k)``) and with the tensors after the first None (packed inputs: ``k is
+    None``): a wrapper may take another path there."""
     base = _base_forms(entry, params, required, L, R, causal)
     out = list(base)
+    if required > 1:
+        same = _Placeholder()
+        for form, args, kwargs in base:
+            if form.startswith("positional") or len(args) != required:
+                continue
+            out.append((f"{form}, one tensor object for all" + LOOSE, [same] * required, kwargs))
+            out.append((f"{form}, tensors after the first None" + LOOSE,
+                        [args[0]] + [None] * (required - 1), kwargs))
     for shape in shapes:
         out.extend(_shaped(base, params, shape))
     return out
@@ -621,7 +669,15 @@ def run_chain(job):
     except Exception as exc:
         out["error"] = f"building the wrapper raised {type(exc).__name__}: {exc}"
         return out
+    for layer in job["layers"]:
+        if layer.get("module") in _CAUGHT_AT_IMPORT:
+            FLAGS.add(f"the top level of {layer['module']} catches the sandbox's stop and "
+                      "goes on: what it binds there may differ in the tree")
     square = [(L, R) for L in grid for R in grid]
+    # TE's causal (-1, 0) first: a wrapper whose first call differs from the later ones
+    # (lazy set-up, an iterator made once) shows it on the pair that matters most
+    square.sort(key=lambda p: p != (-1, 0))
+    firsts: dict = {}       # (form, L, R, causal) -> what FA4 got on the tracked pass
     for tracked in (True, False):
         # untracked, also each side over every power of two and of ten beside the other
         # side's None, -1 and 0: a threshold the tracking cannot see (a bound handed to
@@ -665,7 +721,7 @@ def run_chain(job):
                         if len(log) != 1:
                             res["error"] = (f"FA4 was called {len(log)} times"
                                             if log else "FA4 was never called")
-                        elif ret != "fa4-output":
+                        elif ret is not RESULT:
                             res["error"] = "the wrapper did not return FA4's result"
                         else:
                             wl, wr, why = _received(log[0], entry)
@@ -677,12 +733,23 @@ def run_chain(job):
                             else:
                                 res["got"] = [_plain(wl), _plain(wr),
                                               bool(log[0].get("causal"))]
-                    if "error" in res and form.endswith(OUTSIDE):
+                    if "error" in res and (form.endswith(OUTSIDE) or form.endswith(LOOSE)):
                         res["skip"] = res.pop("error")
                     if not tracked and "skip" not in res:
                         out["results"].append(res)
+                        first = firsts.get((form, L, R, causal))
+                        if first is not None and first != res.get("got"):
+                            # the first calls (the tracked pass runs first) gave FA4 another
+                            # window than later ones: state kept between calls
+                            FLAGS.add(f"its first calls hand FA4 another window than later "
+                                      f"ones ({form}, ({_show(L)}, {_show(R)}), causal={causal}: "
+                                      f"{first} first, {res.get('got')} later): state kept "
+                                      "between calls")
+                    elif tracked and "got" in res:
+                        firsts.setdefault((form, L, R, causal), res["got"])
     if job.get("recovers"):
-        _after_failure(fn, log, entry, params, required, grid, out, shapes)
+        _after_failure(fn, log, entry, params, required, grid, out, shapes,
+                       job.get("caught", ()))
     out["seen"] = sorted(SEEN)
     out["flags"] = sorted(FLAGS)
     return out
@@ -702,50 +769,74 @@ def _scan_pairs(grid) -> list:
     return out
 
 
-def _after_failure(fn, log, entry, params, required, grid, out, shapes=()):
-    """The same calls with FA4 failing the first time: every call the wrapper makes after it
-    catches the failure is judged like a first call (a retry with the raw window is a silent
-    wrong band); re-raising, or giving up without calling FA4 again, is no band at all."""
-    FAIL_FIRST[0] = True
+def _after_failure(fn, log, entry, params, required, grid, out, shapes=(), caught=()):
+    """The same calls with FA4 failing the first time, the first two times and the first
+    three times (a ladder of retries), as ``InjectedFailure`` and as each exception class
+    the wrapper's handlers name (``caught``): every call the wrapper makes after a failure it
+    catches is judged like a first call (a retry with the raw window is a silent wrong band);
+    re-raising, or giving up without calling FA4 again, is no band at all."""
+    import builtins
+
+    kinds = [None]
+    for name in caught:
+        cls = getattr(builtins, name, None)
+        for ns in _NS.values():
+            if cls is None and ns is not None and isinstance(ns.get(name), type):
+                cls = ns[name]          # an exception class of the wrapper's module
+        if isinstance(cls, type) and issubclass(cls, BaseException) and \
+                not issubclass(InjectedFailure, cls):
+            kinds.append(cls)
+        elif cls is None:
+            FLAGS.add(f"a handler catches {name}, which the runs cannot raise as FA4")
     try:
-        for L in grid:
-            for R in grid:
-                for causal in (True, False):
-                    for form, args, kwargs in _forms(entry, params, required, L, R, causal,
-                                                     shapes):
-                        if form.endswith(OUTSIDE):
-                            continue        # judged without the failure (``run_chain``)
-                        del log[:]
-                        try:
-                            fn(*args, **kwargs)
-                        except Unanalysable as exc:
-                            out["results"].append({"form": form, "L": L, "R": R,
-                                                   "causal": causal, "tracked": False,
-                                                   "error": f"unknown: touches {exc}"})
-                            continue
-                        except (MemoryError, RecursionError) as exc:
-                            out["results"].append({
-                                "form": form, "L": L, "R": R, "causal": causal,
-                                "tracked": False,
-                                "error": f"unknown: hit the sandbox's limits ({type(exc).__name__})"})
-                            continue
-                        except Exception:
-                            continue          # the failure reaches the caller: loud
-                        for call in log[1:]:
-                            res = {"form": form, "L": L, "R": R, "causal": causal,
-                                   "tracked": False, "retry": True}
-                            wl, wr, why = _received(call, entry)
-                            if why:
-                                res["error"] = f"after FA4 failed once: {why}"
-                            elif not (_side_ok(_plain(wl)) and _side_ok(_plain(wr))):
-                                res["error"] = (f"after FA4 failed once, it received a bound "
-                                                f"that is not an int or None: {_show(wl)}, "
-                                                f"{_show(wr)}")
-                            else:
-                                res["got"] = [_plain(wl), _plain(wr), bool(call.get("causal"))]
-                            out["results"].append(res)
+        for kind in kinds:
+            FAIL_TYPE[0] = kind
+            for fails in (1, 2, 3):
+                FAIL_FIRST[0] = fails
+                _failing_runs(fn, log, entry, params, required, grid, out, shapes, fails)
     finally:
-        FAIL_FIRST[0] = False
+        FAIL_FIRST[0] = 0
+        FAIL_TYPE[0] = None
+
+
+def _failing_runs(fn, log, entry, params, required, grid, out, shapes, fails):
+    what = "once" if fails == 1 else f"{fails} times"
+    for L in grid:
+        for R in grid:
+            for causal in (True, False):
+                for form, args, kwargs in _forms(entry, params, required, L, R, causal,
+                                                 shapes):
+                    if form.endswith(OUTSIDE) or form.endswith(LOOSE):
+                        continue        # judged without the failure (``run_chain``)
+                    del log[:]
+                    try:
+                        fn(*args, **kwargs)
+                    except Unanalysable as exc:
+                        out["results"].append({"form": form, "L": L, "R": R,
+                                               "causal": causal, "tracked": False,
+                                               "error": f"unknown: touches {exc}"})
+                        continue
+                    except (MemoryError, RecursionError) as exc:
+                        out["results"].append({
+                            "form": form, "L": L, "R": R, "causal": causal,
+                            "tracked": False,
+                            "error": f"unknown: hit the sandbox's limits ({type(exc).__name__})"})
+                        continue
+                    except BaseException:
+                        continue          # the failure reaches the caller: loud
+                    for call in log[1:]:
+                        res = {"form": form, "L": L, "R": R, "causal": causal,
+                               "tracked": False, "retry": True}
+                        wl, wr, why = _received(call, entry)
+                        if why:
+                            res["error"] = f"after FA4 failed {what}: {why}"
+                        elif not (_side_ok(_plain(wl)) and _side_ok(_plain(wr))):
+                            res["error"] = (f"after FA4 failed {what}, it received a bound "
+                                            f"that is not an int or None: {_show(wl)}, "
+                                            f"{_show(wr)}")
+                        else:
+                            res["got"] = [_plain(wl), _plain(wr), bool(call.get("causal"))]
+                        out["results"].append(res)
 
 
 def _values(kind, grid):
@@ -821,6 +912,7 @@ def run_expr(job):
 
 
 _NS = {}
+_CAUGHT_AT_IMPORT = set()     # modules whose top level caught the sandbox's stop
 
 
 def _arm(seconds):
@@ -855,9 +947,14 @@ def main():
         sys.path.insert(0, p)
     answers = []
     for mod in req["modules"]:
+        before = RAISED[0]
         try:
             _NS[mod["name"]] = _namespace(mod["name"], mod["sources"], mod.get("opaque", ()),
                                           mod.get("real_name"))
+            if RAISED[0] != before:
+                # its code ran on after catching the sandbox's stop (``_LEGACY = _probe()``
+                # around a builtin the sandbox leaves out): its names may differ in the tree
+                _CAUGHT_AT_IMPORT.add(mod["name"])
         except Unanalysable as exc:
             _NS[mod["name"]] = None
             answers.append({"module": mod["name"], "error": f"unknown: module code touches {exc}"})

@@ -157,9 +157,11 @@ def names_window(source: str) -> bool:
 
 def _reads_arguments(source: str) -> bool:
     """A function in ``source`` that takes ``*args``/``**kwargs`` may hand on other arguments
-    than it got: it rebinds them, stores into or deletes from them, or calls a method on them
-    that changes them (reading them is fine: what it forwards is what it got). Code that does
-    not parse counts."""
+    than it got: it rebinds them, stores into or deletes from them, calls a method on them
+    that changes them, or reads them any way but forwarding them whole (``*args``,
+    ``**kwargs``), counting them (``len``) or reading one keyword by a constant
+    (``kw.get("x")``, ``kw["x"]``, ``"x" in kw``): ``rest[2]`` may be the window, handed on
+    changed. Code that does not parse counts."""
     if "*" not in source:
         return False
     tree = _syntax(source)[0]
@@ -185,6 +187,20 @@ def _reads_arguments(source: str) -> bool:
                     "update", "pop", "popitem", "setdefault", "clear", "__setitem__",
                     "__delitem__", "append", "extend", "insert", "remove"):
                 return True
+            if isinstance(p, (ast.Starred, ast.keyword)):
+                continue                    # forwarded whole
+            if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and \
+                    p.func.id == "len":
+                continue
+            if fn.args.kwarg is not None and n.id == fn.args.kwarg.arg:
+                if isinstance(p, ast.Subscript) and isinstance(p.slice, ast.Constant):
+                    continue
+                if isinstance(p, ast.Attribute) and p.attr == "get":
+                    continue
+                if isinstance(p, ast.Compare) and all(isinstance(op, (ast.In, ast.NotIn))
+                                                      for op in p.ops):
+                    continue
+            return True
     return False
 
 
@@ -365,6 +381,54 @@ _TESTS_CAUSAL = re.compile(r"\bcausal\s*(?:is\b|==|!=|\bin\b|\band\b|\bor\b|:)|"
                            r"isinstance\(\s*causal\b|\b(?:if|not|elif|while|and|or)\s+causal\b")
 
 
+def instance_reads(src: str) -> set:
+    """(class, attribute) for each attribute a method of a class in ``src`` reads off its
+    first parameter (``self.normalize``), other than the class's own functions."""
+    if "self" not in src and "class" not in src:
+        return set()
+    tree = _syntax(src)[0]
+    if tree is None:
+        return set()
+    out = set()
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        own = {st.name for st in cls.body
+               if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for fn in cls.body:
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
+                    not fn.args.args or any(isinstance(d, ast.Name) and d.id == "staticmethod"
+                                            for d in fn.decorator_list):
+                continue
+            me = fn.args.args[0].arg
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and \
+                        isinstance(n.value, ast.Name) and n.value.id == me and \
+                        n.attr not in own and not n.attr.startswith("__"):
+                    out.add((cls.name, n.attr))
+    return out
+
+
+def _caught_names(src: str) -> set:
+    """The exception classes a layer's handlers name (``except ImportError``, ``except
+    (KeyError, StopIteration)``, ``except torch.cuda.OutOfMemoryError``: its last name): FA4
+    failing is also injected as each of them."""
+    if "except" not in src:
+        return set()
+    tree = _syntax(src)[0]
+    if tree is None:
+        return set()
+    out = set()
+    for h in ast.walk(tree):
+        if isinstance(h, ast.ExceptHandler) and h.type is not None:
+            for t in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]):
+                if isinstance(t, ast.Name):
+                    out.add(t.id)
+                elif isinstance(t, ast.Attribute):
+                    out.add(t.attr)
+    return out
+
+
 def _keywords_named(src: str) -> set:
     """Keywords a layer's code names, other than FA4's window keys and ``causal``: its
     functions' parameters and the identifier-like strings it holds (``kw.get("deterministic")``).
@@ -436,6 +500,10 @@ def _reads_ints_uncompared(src: str) -> bool:
             if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
                     f.value.id in modules:
                 return True
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and \
+                n.value.id in ("int", "bool", "object", "type", "operator"):
+            # ``int.bit_length(r)``: the class's method reads the int past its tracking
+            return True
     return False
 
 
@@ -578,7 +646,7 @@ def _impure(sources: list[str]) -> str:
                     # code elsewhere may set it between calls
                     return (f"it reads state kept on an object ({ast.unparse(n)}), which "
                             "other code may change")
-                if isinstance(n, ast.Assert) and any(isinstance(x, ast.Call)
+                if isinstance(n, ast.Assert) and any(isinstance(x, (ast.Call, ast.NamedExpr))
                                                      for x in ast.walk(n.test)):
                     return "an assert does work (python -O drops it)"
         why = _tells_sandbox_apart(tree)
@@ -598,6 +666,18 @@ def _dispatch(n: ast.AST) -> str:
         # may in the tree
         return (f"it compares two values by identity ({ast.unparse(n)}): the runs' stand-ins "
                 "and pairs are never the tree's objects")
+    if isinstance(n, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in n.ops) \
+            and any(isinstance(c, (ast.Tuple, ast.List, ast.Set)) and
+                    any(not isinstance(e, ast.Constant) for e in c.elts)
+                    for c in n.comparators):
+        # ``k in (q,)``: a membership test compares by identity first
+        return (f"it tests membership among values ({ast.unparse(n)}), which compares by "
+                "identity first: the runs' stand-ins and pairs are never the tree's objects")
+    if isinstance(n, ast.Call) and (
+            isinstance(n.func, ast.Name) and n.func.id in ("id", "is_", "is_not") or
+            isinstance(n.func, ast.Attribute) and n.func.attr in ("is_", "is_not")):
+        return (f"it compares values by identity ({ast.unparse(n.func)}(...)): the runs' "
+                "stand-ins and pairs are never the tree's objects")
     if isinstance(n, ast.Attribute) and n.attr == "__class__":
         return "it dispatches on the class of a value (.__class__)"
     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "type" and \
@@ -841,6 +921,8 @@ class Runner:
             runs_more[key] = {"scan": any(_reads_ints_uncompared(s) for s in srcs),
                               "causal_values": any(_TESTS_CAUSAL.search(s) for s in srcs),
                               "orders": any(_may_read_keyword_order(s) for s in srcs),
+                              "caught": sorted(set().union(*map(_caught_names, srcs))
+                                               if srcs else ()),
                               "splat_keys": sorted(set().union(*map(_keywords_named, srcs))
                                                    if srcs else ())}
             todo.append((i, key, consts))
@@ -1162,6 +1244,9 @@ def extract(index, modname: str, roots: Iterable[str], depth: int = 0,
     if info is None or info.tree is None:
         return [], sorted(roots), ""
     stmts = module_statements(info.tree)
+    swapped = _namespace_swapped(info.tree)
+    if swapped:
+        return [], [], f"{info.path}: {swapped}"
     defs: dict[str, list[ast.stmt]] = {}
     for st in stmts:
         names = bound_names(st)
@@ -1271,6 +1356,40 @@ def extract(index, modname: str, roots: Iterable[str], depth: int = 0,
         body.append(_dedent(seg, st.col_offset))
     src = "\n\n".join(pre + body) + "\n"
     return [src], sorted(opaque), ""
+
+
+def _namespace_swapped(tree: ast.Module) -> str:
+    """Why what a module's names hold after it ran may not be what its statements bind, read
+    at its top level (function bodies aside): it runs ``exec``/``eval`` (``exec("def fix(w):
+    return w")`` redefines a function), stores into ``sys.modules`` (``sys.modules[__name__] =
+    _Shim()``), sets a ``__class__`` (a module subclass whose property answers), or deletes a
+    name in a module whose ``__getattr__`` then answers for it. "" when none does."""
+    inner: set = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for st in (fn.body if isinstance(fn.body, list) else [fn.body]):
+                inner.update(id(x) for x in ast.walk(st))
+    deletes = getattr_ = False
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__getattr__" \
+                and id(n) not in inner:
+            getattr_ = True
+        if id(n) in inner:
+            continue
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
+                n.func.id in ("exec", "eval"):
+            return f"its top level runs {n.func.id}(...) (line {n.lineno}), which may bind any name"
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and \
+                isinstance(n.value, ast.Attribute) and n.value.attr == "modules":
+            return f"it stores into sys.modules (line {n.lineno}): its names may be another's"
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and \
+                n.attr == "__class__":
+            return f"it sets a __class__ (line {n.lineno}): a module class may answer its names"
+        if isinstance(n, ast.Delete):
+            deletes = True
+    if deletes and getattr_:
+        return "it deletes a name and defines __getattr__, which then answers for it"
+    return ""
 
 
 class _StoredOutside:

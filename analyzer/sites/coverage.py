@@ -90,8 +90,17 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
             return window_values(solver, fnkey, elts[side], None, depth + 1, seen, line)
         return {("unk", "not a pair", None)}
     if isinstance(expr, Either):
-        return (window_values(solver, fnkey, expr.a, side, depth + 1, seen, line)
-                | window_values(solver, fnkey, expr.b, side, depth + 1, seen, line))
+        out = set()
+        for branch, taken in ((expr.a, True), (expr.b, False)):
+            vals = window_values(solver, fnkey, branch, side, depth + 1, seen, line)
+            if expr.test is not None and side is None and isinstance(branch, Name) and \
+                    _tested_name(expr.test) == branch.id:
+                # ``None if l < 0 else l``: the branch that is the tested name itself holds
+                # only the values for which the test goes its way
+                vals = {a for a in vals if a[0] not in ("int", "none")
+                        or _test_holds(expr.test, a[1] if a[0] == "int" else None) is taken}
+            out |= vals
+        return out
     if isinstance(expr, Subscript) and isinstance(expr.index, Lit) \
             and isinstance(expr.index.value, int) and side is None and expr.index.value in (0, 1):
         return window_values(solver, fnkey, expr.base, expr.index.value, depth + 1, seen, line)
@@ -151,6 +160,46 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
             # comparisons lie): outside the ints and None every wrapper is proved on
             return {("unk", f"{expr_label(expr)} is {made}", None, expr_label(expr))}
     return {("unk", expr_label(expr), None)}
+
+
+def _tested_name(test) -> str | None:
+    """The one name a conditional's test (``ir.Either.test``) reads, None if several."""
+    if test[0] == "cmp":
+        return test[1]
+    if test[0] == "not":
+        return _tested_name(test[1])
+    a, b = _tested_name(test[1]), _tested_name(test[2])
+    return a if a == b else None
+
+
+_OPS = {"==": lambda x, y: x == y, "!=": lambda x, y: x != y, "<": lambda x, y: x < y,
+        "<=": lambda x, y: x <= y, ">": lambda x, y: x > y, ">=": lambda x, y: x >= y,
+        "is": lambda x, y: x is y, "is not": lambda x, y: x is not y}
+
+
+def _test_holds(test, value) -> bool | None:
+    """The test's truth where its name holds ``value`` (an int or None), as Python reads it
+    (``and``/``or`` short-circuit); None where Python raises (``None < 0``): no branch."""
+    try:
+        if test[0] == "cmp":
+            y = test[3]
+            if test[2] in ("is", "is not"):
+                # identity of ints is not promised beyond None/True/False: both ways
+                if y is not None and not isinstance(y, bool) or \
+                        value is not None and y is not None:
+                    return None
+            return bool(_OPS[test[2]](value, y))
+        if test[0] == "not":
+            inner = _test_holds(test[1], value)
+            return None if inner is None else not inner
+        first = _test_holds(test[1], value)
+        if first is None:
+            return None
+        if (test[0] == "and") != first:
+            return first
+        return _test_holds(test[2], value)
+    except TypeError:
+        return None
 
 
 def window_containers(solver: Solver, fnkey, expr, line: int | None = None, depth: int = 0,

@@ -389,7 +389,7 @@ class _Extractor:
             orelse = self.expr(e.orelse)
             if test is not None:        # ``x if True else y``: one branch only
                 return body if test else orelse
-            return Either(a=body, b=orelse)
+            return Either(a=body, b=orelse, test=_name_test(e.test))
         if t is cst.BooleanOperation:
             # ``-1 and None`` is None, ``0 or w`` is w: a constant left operand decides
             left, right = self.expr(e.left), self.expr(e.right)
@@ -666,4 +666,52 @@ def _truth(v) -> bool | None:
         return bool(v.value)
     if type(v) is Name and v.id in ("None", "True", "False"):
         return v.id == "True"
+    return None
+
+
+_CMP_OPS = {cst.Equal: "==", cst.NotEqual: "!=", cst.LessThan: "<", cst.LessThanEqual: "<=",
+            cst.GreaterThan: ">", cst.GreaterThanEqual: ">=", cst.Is: "is", cst.IsNot: "is not"}
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _constant(node):
+    """(True, value) for an int literal (signed), None, True or False; (False, None) else."""
+    if isinstance(node, cst.Integer):
+        try:
+            return True, int(node.value.replace("_", ""), 0)
+        except ValueError:
+            return True, int(node.value.replace("_", ""))
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        ok, v = _constant(node.expression)
+        return (True, -v) if ok and type(v) is int else (False, None)
+    if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+        return True, {"None": None, "True": True, "False": False}[node.value]
+    return False, None
+
+
+def _name_test(node):
+    """A conditional's test over one name and constants (``l < 0``, ``l is not None and l
+    < 0``, ``not l == -1``) as ``ir.Either.test``, or None for any other test."""
+    node = node.with_changes(lpar=(), rpar=()) if hasattr(node, "lpar") else node
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        target = node.comparisons[0]
+        op = _CMP_OPS.get(type(target.operator))
+        if op is None:
+            return None
+        left, right = node.left, target.comparator
+        ok, v = _constant(right)
+        if isinstance(left, cst.Name) and ok and left.value not in ("None", "True", "False"):
+            return ("cmp", left.value, op, v)
+        ok, v = _constant(left)
+        if isinstance(right, cst.Name) and ok and op in _FLIPPED | {"==": 0, "!=": 0}:
+            return ("cmp", right.value, _FLIPPED.get(op, op), v)
+        return None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        inner = _name_test(node.expression)
+        return ("not", inner) if inner is not None else None
+    if isinstance(node, cst.BooleanOperation):
+        a, b = _name_test(node.left), _name_test(node.right)
+        if a is None or b is None:
+            return None
+        return ("and" if isinstance(node.operator, cst.And) else "or", a, b)
     return None

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator, NamedTuple, Optional, Sequence
 
-IR_VERSION = 10
+IR_VERSION = 11
 
 
 # ----------------------------------------------------------------------------- expressions
@@ -100,10 +100,15 @@ class Call(NamedTuple):
 
 
 class Either(NamedTuple):
-    """Either value (``a if t else b``, ``a or b``, ``a and b``)."""
+    """Either value (``a if t else b``, ``a or b``, ``a and b``). ``test``: for a conditional
+    whose test compares one name with constants (``None if l < 0 else l``), that test as
+    ``("cmp", name, op, constant)``, ``("not", t)``, ``("and"|"or", t1, t2)``: ``a`` is taken
+    where it holds, ``b`` where it does not (``coverage.window_values`` narrows a branch that
+    is the tested name itself)."""
     tag: str = "I"
     a: Any = None
     b: Any = None
+    test: Any = None
 
 
 class Subscript(NamedTuple):

@@ -97,12 +97,25 @@ def unread_code(walked, root: Path, cap_bytes: int) -> list[tuple[str, str]]:
             rel = p.relative_to(root).as_posix()
             low = fn.lower()
             if low.endswith((".pyc", ".pyo")):
-                if d.name == "__pycache__" or fn.rsplit(".", 1)[0] + ".py" in present:
+                if d.name == "__pycache__":
+                    why = _stale_cache(p, cap_bytes)
+                    if why:
+                        out.append((rel, why))
+                    continue
+                if fn.rsplit(".", 1)[0] + ".py" in present:
                     continue                # a cache of a source the pass reads
                 got = _read(p, cap_bytes)
                 if got is None or not got[1] or prefilter.mentions_fa(got[0]):
                     out.append((rel, "a compiled module with no source beside it (`import` "
                                      "loads it); the pass reads source only"))
+                continue
+            if low.endswith((".so", ".pyd")):
+                # an extension module beside a source of the same name: ``import`` loads the
+                # extension (its suffixes come first), not the source the pass reads
+                stem = fn.split(".", 1)[0]
+                if stem + ".py" in present:
+                    out.append((rel, f"an extension module that `import {stem}` loads instead "
+                                     f"of {stem}.py, which the pass reads"))
                 continue
             if low.endswith(_NOT_CODE):
                 continue
@@ -126,6 +139,52 @@ def unread_code(walked, root: Path, cap_bytes: int) -> list[tuple[str, str]]:
                                  "runpy.run_path or a loader by path can run it); the pass "
                                  "reads .py files only"))
     return out
+
+
+def _stale_cache(pyc: Path, cap_bytes: int) -> str:
+    """Why ``__pycache__/<name>.<tag>[.opt-N].pyc`` may run other code than its source,
+    "" when it cannot: ``import`` loads it instead of ``<name>.py`` when its header matches
+    the source (its mtime and size, or its hash) or is an unchecked hash. Checked for this
+    interpreter's caches (their code is compared with the source compiled here); another
+    Python's cache is not read (a gap)."""
+    import importlib.util
+    import marshal
+
+    parts = pyc.name.split(".")
+    if len(parts) < 3 or parts[1] != importlib.util.cache_from_source("x.py").split(".")[-2]:
+        return ""
+    src = pyc.parent.parent / f"{parts[0]}.py"
+    opt = parts[2][4:] if parts[2].startswith("opt-") else ""
+    got = _read(pyc, cap_bytes)
+    if got is None or not src.is_file() or not got[1]:
+        return ""
+    data = got[0]
+    if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
+        return ""
+    try:
+        source = src.read_bytes()
+    except OSError:
+        return ""
+    flags = int.from_bytes(data[4:8], "little")
+    if flags & 1:
+        used = not flags & 2 or data[8:16] == importlib.util.source_hash(source)
+    else:
+        st = src.stat()
+        used = int.from_bytes(data[8:12], "little") == int(st.st_mtime) & 0xFFFFFFFF and \
+            int.from_bytes(data[12:16], "little") == st.st_size & 0xFFFFFFFF
+    if not used:
+        return ""
+    try:
+        cached = marshal.loads(data[16:])
+        fresh = compile(source, str(src), "exec", dont_inherit=True,
+                        optimize=int(opt) if opt.isdigit() else -1)
+    except Exception:
+        return (f"a compiled cache `import {parts[0]}` loads instead of {src.name} that cannot "
+                "be read")
+    if cached != fresh:
+        return (f"a compiled cache that `import {parts[0]}` loads instead of {src.name} (its "
+                "header matches the source) holds other code than the source the pass reads")
+    return ""
 
 
 def _read(p: Path, cap_bytes: int) -> tuple[bytes, bool] | None:

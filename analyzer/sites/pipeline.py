@@ -190,6 +190,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     from analyzer.sites.attrstores import StoreIndex
 
     attr_stores = StoreIndex(index, data)     # who may set an attribute a window is read from
+    judge.attr_stores = attr_stores           # ... or a wrapper's own state (``self.normalize``)
     t_solve = 0.0
     for _round in range(MAX_ROUNDS):
         for rel, ir in parser.irs.items():

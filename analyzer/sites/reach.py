@@ -1056,6 +1056,9 @@ def _torch_references(s: FileSummary, tree: ast.Module, import_aliases: dict) ->
                                     "through it pass are not read)"))
 
 
+_BUILT_CODE = "runs code built at run time"
+
+
 def _code_run(s: FileSummary, node: ast.Call, consts: dict, parents) -> None:
     """``exec(...)`` / ``eval(...)``: the code it runs may import FA4 or call it. Constant code
     is read: its imports are import edges (FA4 among them is reported like a constant dynamic
@@ -1086,8 +1089,7 @@ def _code_run(s: FileSummary, node: ast.Call, consts: dict, parents) -> None:
         # gives is read as computed
         tree = None
     if tree is None:
-        s.dynamic.append(DynamicImport(*where, text, None, True,
-                                       "runs code built at run time", False))
+        s.dynamic.append(DynamicImport(*where, text, None, True, _BUILT_CODE, False))
         return
     for st in ast.walk(tree):
         if isinstance(st, ast.Import):
@@ -2199,7 +2201,11 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
         for d in s.dynamic:
             if d.loader == "path" and not (vendored or declared):
                 continue        # a file outside the tree: trusted like an outside import
-            if d.constant is None and d.carries_window and d.direct:
+            if d.constant is None and d.carries_window and (d.direct or (
+                    d.why == _BUILT_CODE and reaching)):
+                # (code built at run time, in a tree that reaches FA4: it may replace FA4's
+                # names or what calls it -- ``m.flash_attn_func = lambda ...`` -- unknown
+                # where it runs)
                 dyn_unknown.append((path, d))
             elif d.constant is None and d.carries_window:
                 escaping.append((path, d))
@@ -2264,10 +2270,16 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
 
 
 # FA4's CuTe package vendored by another distribution and imported from outside the tree
-# (vLLM's ``vllm.vllm_flash_attn.cute``, a ``<pkg>.flash_attn.cute``): a ``cute`` package under
-# a package whose name holds ``flash_attn``. Its code is not in the tree to be recognised by
-# content; FA2 and FA3 have no ``cute`` package
-_VENDORED_ELSEWHERE_RE = re.compile(r"^((?:[\w]+\.)*[\w]*flash_attn[\w]*\.cute)(?:\.|$)")
+# (vLLM's ``vllm.vllm_flash_attn.cute``, a ``<pkg>.flash_attn.cute``, SGLang's
+# ``sglang.jit_kernel.flash_attention.cute``): a ``cute`` package under a package whose name
+# holds ``flash_attn`` or ``flash_attention``. Its code is not in the tree to be recognised
+# by content; FA2 and FA3 have no ``cute`` package
+_VENDORED_ELSEWHERE_RE = re.compile(
+    r"^((?:[\w]+\.)*[\w]*flash_att(?:n|ention)[\w]*\.cute)(?:\.|$)")
+# a module outside the tree named as FA4's interface itself (``sgl_kernel._fa4_interface``, a
+# ``<pkg>.fa4``, ``flash_attn4``): its own names are FA4's entry points
+_FA4_NAMED_RE = re.compile(
+    r"^((?:[\w]+\.)*_?(?:fa4|flash_attn_?4|flash_attention_?4)(?:_interface)?)$", re.I)
 
 
 def vendored_elsewhere(index: "TreeIndex", sums: dict) -> list[str]:
@@ -2281,6 +2293,12 @@ def vendored_elsewhere(index: "TreeIndex", sums: dict) -> list[str]:
                 mt = _VENDORED_ELSEWHERE_RE.match(name or "")
                 if mt is None or mt.group(1).startswith("flash_attn.") or \
                         index.tree_module(mt.group(1)) is not None:
+                    named = _FA4_NAMED_RE.match(name or "")
+                    if named is not None and not name.startswith("flash_attn.") and \
+                            index.tree_module(name) is None and \
+                            not any(index.tree_module(".".join(name.split(".")[:i]))
+                                    for i in range(1, name.count(".") + 1)):
+                        out.add(name)
                     continue
                 out.update((mt.group(1), mt.group(1) + ".interface"))
     return sorted(out)

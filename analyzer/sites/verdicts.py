@@ -316,13 +316,36 @@ class Judge:
         if not todo:
             return
         results = self.runner.verify_chains([t[1] for t in todo])
-        for (key, _), r in zip(todo, results):
+        for (key, item), r in zip(todo, results):
+            why = self._state_set_elsewhere(item[0])
+            if why:
+                r = _not_proved(r, why)
             shapes = self._shapes.get(key, frozenset())
             if len(shapes - {_SEQUENCES}) > MAX_SHAPES:
                 r = _not_proved(r, f"more than {MAX_SHAPES} differently shaped calls go "
                                    "through it (each is run; the rest were not)")
             self._chain[key] = r
             self._chain_shapes[key] = shapes
+
+    def _state_set_elsewhere(self, layers) -> str:
+        """Why a class-based layer's behaviour may change after its runs: a method reads an
+        attribute of its instance (``self.normalize``) that code other than the class's own
+        methods may set (``Normalized.normalize = False``, ``fa.normalize = False``,
+        ``setattr(fa, name, ...)`` elsewhere: ``attrstores.StoreIndex.foreign``)."""
+        stores = getattr(self, "attr_stores", None)
+        if stores is None:
+            return ""
+        for layer in layers:
+            if not layer.module or layer.trusted_fa4_patch or \
+                    layer.module not in self.runner.modules:
+                continue
+            for src in self.runner.modules[layer.module].sources:
+                for cls, attr in sorted(BH.instance_reads(src)):
+                    where = stores.foreign(cls, attr)
+                    if where:
+                        return (f"{layer.label} reads self.{attr}, which code other than "
+                                f"{cls}'s own methods may set ({where})")
+        return ""
 
     def add_shape(self, v, call, sequences: bool = False) -> None:
         """Record how one call of the tree passes its other arguments to ``v`` (``call_shape``):
@@ -2635,12 +2658,29 @@ def _verdicts_with_prefills(judge, c, values, wv: WindowValues, plan, unknown):
     passes_causal = any(a.kind in ("*", "**") or (a.kind == "k" and a.kw == "causal")
                         for a in c["call"].args) or \
         any(i < npos for i in _causal_indexes(judge, values))
+    # the window keys the call itself writes (a splat or a positional window may hold any)
+    written = {a.kw for a in c["call"].args if a.kind == "k"}
+    opaque = any(a.kind in ("*", "**") for a in c["call"].args) or \
+        plan["forms"] - {"keyword"} or unknown
     for v in values:
         pre = judge.prefills(v.chain)
-        if pre is None or (passes_window and set(pre) & set(N.WINDOW_KEYS)):
+        pairs, causal, known = wv.pairs, wv.causal, wv.causal_known
+        opairs = wv.open_pairs
+        split = set(pre or ()) & {"window_size_left", "window_size_right"}
+        if pre is not None and passes_window and split and not opaque and \
+                "window_size" not in pre and "window_size" not in written and \
+                not split & written and \
+                all(pre[k] is None or type(pre[k]) is int for k in split):
+            # ``partial(_flash_attn_bwd, window_size_right=0)`` called with
+            # ``window_size_left=wl`` only: FA4 gets the call's side and the partial's
+            def fill(ps, pre=pre, split=split):
+                return frozenset((pre["window_size_left"] if "window_size_left" in split else l,
+                                  pre["window_size_right"] if "window_size_right" in split
+                                  else r) for l, r in ps)
+            pairs, opairs = fill(pairs), fill(opairs)
+        elif pre is None or (passes_window and set(pre) & set(N.WINDOW_KEYS)):
             plain.append(v)
             continue
-        pairs, causal, known = wv.pairs, wv.causal, wv.causal_known
         if not passes_window and set(pre) & set(N.WINDOW_KEYS):
             w = pre.get("window_size")
             pair = tuple(w) if isinstance(w, (tuple, list)) and len(w) == 2 else \
@@ -2659,7 +2699,7 @@ def _verdicts_with_prefills(judge, c, values, wv: WindowValues, plan, unknown):
             f"through {' -> '.join(w.label for w in reversed(v.chain))}, judged with the "
             f"keywords it binds",))
         merged.append((raw, dataclasses.replace(wv, pairs=pairs, causal=causal,
-                                                causal_known=known)))
+                                                causal_known=known, open_pairs=opairs)))
     if not merged:
         return judge.call_verdicts(values, wv)
     parts = [judge.call_verdicts(plain, wv)] if plain else []

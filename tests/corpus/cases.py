@@ -3651,5 +3651,1085 @@ case("lambda_parameter_shadows_module_window/twin", {"m.py": _SHADOWED.format(
          "    return flash_attn_func(q, k, v, causal=True, window_size=(None, 0))")},
     "import m\nm.run(1, 2, 3)\n", "safe", why="(None, 0)")
 
+# 174. sides normalised by a conditional in one function (``left = None if left < 0 else
+# left``) and handed to an in-tree helper that calls FA4: the flow read the helper's parameter
+# as every value ``left`` had, -1 included, and called a correct fix broken -- a false
+# "unsafe". A conditional whose test compares one name with constants narrows the branch that
+# is that name. The case's test lets -1 through (broken); the twin's is right (unknown: the
+# helper is a module-level function, which callers outside the tree may call with -1)
+_REBOUND_SIDES = (FA + """
+
+def _fwd(q, k, v, left, right):
+    return _flash_attn_fwd(q, k, v, causal=True, window_size_left=left,
+                           window_size_right=right)
+
+
+def attention(q, k, v, window_size=(-1, 0)):
+    left, right = window_size
+    left = None if {test} else left
+    right = None if right is not None and right < 0 else right
+    return _fwd(q, k, v, left, right)
+""")
+case("sides_rebound_then_handed_to_a_helper",
+     {"m.py": _REBOUND_SIDES.format(test="left is not None and left < -1")},
+     "import m\nm.attention(1, 2, 3)\n", "unsafe", why="-1 passes the test: (-1, 0)")
+case("sides_rebound_then_handed_to_a_helper/twin",
+     {"m.py": _REBOUND_SIDES.format(test="left is not None and left < 0")},
+     "import m\nm.attention(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="(None, 0); _fwd may be called from outside")
+
+# 175-188. wrappers whose runs in the sandbox differed from the real program (each a false
+# "safe" before): a first call that differs from the later ones (an iterator made once, a
+# defaultdict read, an lru-cached list, a counter advanced by zip: the runs now start with
+# TE's (-1, 0) and compare the first calls with the later ones); a handler that reads the
+# failure's args or repr, retries after two failures, or catches ImportError, StopIteration or
+# UserWarning (the injected failure now carries its message in args, fails the first one, two
+# and three calls, and is also raised as each class the handlers name); a normalisation in a
+# walrus inside assert (python -O drops it); a packed-input path (k is None, now run); an int
+# read through int.bit_length (now scanned). Each twin takes the same path normalised
+case('sandbox_first_any_iterator', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+_first = iter([True])
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        if any(_first):
+            return fn(q, k, v, causal=causal, window_size=window_size)
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'unknown',
+     why='first call raw; a module-level iterator consumed by any()')
+case('sandbox_first_any_iterator/twin', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+_first = iter([True])
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        if any(_first):
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'safe',
+     why='(twin) first call raw; a module-level iterator consumed by any()')
+case('sandbox_first_defaultdict_load', {
+    'attn.py': '''\
+import collections
+from flash_attn.cute.interface import flash_attn_func
+
+_seen = collections.defaultdict(int)
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        first = len(_seen) == 0
+        _seen[causal]
+        if first:
+            return fn(q, k, v, causal=causal, window_size=window_size)
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'unknown',
+     why='first call raw; defaultdict load creates the key')
+case('sandbox_first_defaultdict_load/twin', {
+    'attn.py': '''\
+import collections
+from flash_attn.cute.interface import flash_attn_func
+
+_seen = collections.defaultdict(int)
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        first = len(_seen) == 0
+        _seen[causal]
+        if first:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'safe',
+     why='(twin) first call raw; defaultdict load creates the key')
+case('sandbox_first_lru_cell', {
+    'attn.py': '''\
+import functools
+from flash_attn.cute.interface import flash_attn_func
+
+
+@functools.lru_cache(None)
+def _cell():
+    return []
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        cell = _cell()
+        first = not cell
+        cell.append(1)
+        if first:
+            return fn(q, k, v, causal=causal, window_size=window_size)
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'unknown',
+     why="first call raw; lru_cache'd factory hands back the same list each call")
+case('sandbox_first_lru_cell/twin', {
+    'attn.py': '''\
+import functools
+from flash_attn.cute.interface import flash_attn_func
+
+
+@functools.lru_cache(None)
+def _cell():
+    return []
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        cell = _cell()
+        first = not cell
+        cell.append(1)
+        if first:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'safe',
+     why="(twin) first call raw; lru_cache'd factory hands back the same list each call")
+case('sandbox_first_zip_count', {
+    'attn.py': '''\
+import itertools
+from flash_attn.cute.interface import flash_attn_func
+
+_count = itertools.count()
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        n = list(zip(range(1), _count))[0][1]
+        if n == 0:
+            return fn(q, k, v, causal=causal, window_size=window_size)
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'unknown',
+     why='first call raw; itertools.count advanced by zip()')
+case('sandbox_first_zip_count/twin', {
+    'attn.py': '''\
+import itertools
+from flash_attn.cute.interface import flash_attn_func
+
+_count = itertools.count()
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        n = list(zip(range(1), _count))[0][1]
+        if n == 0:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'safe',
+     why='(twin) first call raw; itertools.count advanced by zip()')
+case('sandbox_retry_exc_args', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        try:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        except Exception as e:
+            msg = e.args[0] if e.args else ""
+            if "out of memory" in msg:
+                return fn(q, k, v, causal=causal, window_size=window_size)
+            raise
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import flash_attn.cute.interface as fi\n_orig = fi.flash_attn_func\n_n = [0]\ndef flaky(*a, **kw):\n    _n[0] += 1\n    if _n[0] == 1:\n        raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")\n    return _orig(*a, **kw)\nfi.flash_attn_func = flaky\nimport attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'unsafe',
+     why='retry with raw window when e.args[0] names OOM; injected failure has empty args')
+case('sandbox_retry_exc_args/twin', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        try:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        except Exception as e:
+            msg = e.args[0] if e.args else ""
+            if "out of memory" in msg:
+                return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+            raise
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import flash_attn.cute.interface as fi\n_orig = fi.flash_attn_func\n_n = [0]\ndef flaky(*a, **kw):\n    _n[0] += 1\n    if _n[0] == 1:\n        raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")\n    return _orig(*a, **kw)\nfi.flash_attn_func = flaky\nimport attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'safe',
+     why='(twin) retry with raw window when e.args[0] names OOM; injected failure has empt')
+case('sandbox_retry_exc_repr', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        try:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        except Exception as e:
+            if "out of memory" in repr(e):
+                return fn(q, k, v, causal=causal, window_size=window_size)
+            raise
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import flash_attn.cute.interface as fi\n_orig = fi.flash_attn_func\n_n = [0]\ndef flaky(*a, **kw):\n    _n[0] += 1\n    if _n[0] == 1:\n        raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")\n    return _orig(*a, **kw)\nfi.flash_attn_func = flaky\nimport attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'unsafe',
+     why="retry with raw window when repr(e) names OOM; injected failure's repr has no mes")
+case('sandbox_retry_exc_repr/twin', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        try:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        except Exception as e:
+            if "out of memory" in repr(e):
+                return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+            raise
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import flash_attn.cute.interface as fi\n_orig = fi.flash_attn_func\n_n = [0]\ndef flaky(*a, **kw):\n    _n[0] += 1\n    if _n[0] == 1:\n        raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")\n    return _orig(*a, **kw)\nfi.flash_attn_func = flaky\nimport attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'safe',
+     why="(twin) retry with raw window when repr(e) names OOM; injected failure's repr has")
+case('sandbox_retry_exc_args_len', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        try:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        except Exception as e:
+            if len(e.args) == 1:
+                return fn(q, k, v, causal=causal, window_size=window_size)
+            raise
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import flash_attn.cute.interface as fi\n_orig = fi.flash_attn_func\n_n = [0]\ndef flaky(*a, **kw):\n    _n[0] += 1\n    if _n[0] == 1:\n        raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")\n    return _orig(*a, **kw)\nfi.flash_attn_func = flaky\nimport attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'unsafe',
+     why='retry raw when the exception carries one argument (len(e.args) == 1)')
+case('sandbox_retry_exc_args_len/twin', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        try:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        except Exception as e:
+            if len(e.args) == 1:
+                return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+            raise
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import flash_attn.cute.interface as fi\n_orig = fi.flash_attn_func\n_n = [0]\ndef flaky(*a, **kw):\n    _n[0] += 1\n    if _n[0] == 1:\n        raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")\n    return _orig(*a, **kw)\nfi.flash_attn_func = flaky\nimport attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'safe',
+     why='(twin) retry raw when the exception carries one argument (len(e.args) == 1)')
+case('sandbox_retry_ladder_third', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        w = (_side(l), _side(r))
+        for attempt in range(3):
+            try:
+                if attempt == 2:
+                    # last resort: the caller's own arguments
+                    return fn(q, k, v, causal=causal, window_size=window_size)
+                return fn(q, k, v, causal=causal, window_size=w)
+            except Exception:
+                if attempt == 2:
+                    raise
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import flash_attn.cute.interface as fi\n_orig = fi.flash_attn_func\n_n = [0]\ndef flaky(*a, **kw):\n    _n[0] += 1\n    if _n[0] <= 2:\n        raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")\n    return _orig(*a, **kw)\nfi.flash_attn_func = flaky\nimport attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'unsafe',
+     why='third attempt passes the raw window; sandbox fails FA4 only once')
+case('sandbox_retry_ladder_third/twin', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        w = (_side(l), _side(r))
+        for attempt in range(3):
+            try:
+                if attempt == 2:
+                    # last resort: the caller's own arguments
+                    return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+                return fn(q, k, v, causal=causal, window_size=w)
+            except Exception:
+                if attempt == 2:
+                    raise
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import flash_attn.cute.interface as fi\n_orig = fi.flash_attn_func\n_n = [0]\ndef flaky(*a, **kw):\n    _n[0] += 1\n    if _n[0] <= 2:\n        raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")\n    return _orig(*a, **kw)\nfi.flash_attn_func = flaky\nimport attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'safe',
+     why='(twin) third attempt passes the raw window; sandbox fails FA4 only once')
+case('sandbox_retry_on_userwarning', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        try:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        except UserWarning:
+            # a warning raised as error (-W error): retry as the caller wrote it
+            return fn(q, k, v, causal=causal, window_size=window_size)
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import flash_attn.cute.interface as fi\n_orig = fi.flash_attn_func\n_n = [0]\ndef flaky(*a, **kw):\n    _n[0] += 1\n    if _n[0] == 1:\n        raise UserWarning("window_size: deprecated -1 sentinel")\n    return _orig(*a, **kw)\nfi.flash_attn_func = flaky\nimport attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'unsafe',
+     why='except UserWarning (warnings as errors) retries raw; injected failure is no Warn')
+case('sandbox_retry_on_userwarning/twin', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        try:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        except UserWarning:
+            # a warning raised as error (-W error): retry as the caller wrote it
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import flash_attn.cute.interface as fi\n_orig = fi.flash_attn_func\n_n = [0]\ndef flaky(*a, **kw):\n    _n[0] += 1\n    if _n[0] == 1:\n        raise UserWarning("window_size: deprecated -1 sentinel")\n    return _orig(*a, **kw)\nfi.flash_attn_func = flaky\nimport attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'safe',
+     why='(twin) except UserWarning (warnings as errors) retries raw; injected failure is ')
+case('sandbox_retry_on_importerror', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        try:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        except ImportError:
+            # lazy kernel import failed; second try JIT-builds it
+            return fn(q, k, v, causal=causal, window_size=window_size)
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import flash_attn.cute.interface as fi\n_orig = fi.flash_attn_func\n_n = [0]\ndef flaky(*a, **kw):\n    _n[0] += 1\n    if _n[0] == 1:\n        raise ImportError("cutlass kernel not built for sm_90")\n    return _orig(*a, **kw)\nfi.flash_attn_func = flaky\nimport attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'unsafe',
+     why='except ImportError (lazy kernel build) retries raw; injected failure is no Impor')
+case('sandbox_retry_on_importerror/twin', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        try:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        except ImportError:
+            # lazy kernel import failed; second try JIT-builds it
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import flash_attn.cute.interface as fi\n_orig = fi.flash_attn_func\n_n = [0]\ndef flaky(*a, **kw):\n    _n[0] += 1\n    if _n[0] == 1:\n        raise ImportError("cutlass kernel not built for sm_90")\n    return _orig(*a, **kw)\nfi.flash_attn_func = flaky\nimport attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'safe',
+     why='(twin) except ImportError (lazy kernel build) retries raw; injected failure is n')
+case('sandbox_retry_on_stopiteration', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        try:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        except StopIteration:
+            return fn(q, k, v, causal=causal, window_size=window_size)
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import flash_attn.cute.interface as fi\n_orig = fi.flash_attn_func\n_n = [0]\ndef flaky(*a, **kw):\n    _n[0] += 1\n    if _n[0] == 1:\n        raise StopIteration\n    return _orig(*a, **kw)\nfi.flash_attn_func = flaky\nimport attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'unsafe',
+     why='except StopIteration retries raw; injected failure is no StopIteration')
+case('sandbox_retry_on_stopiteration/twin', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        try:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        except StopIteration:
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import flash_attn.cute.interface as fi\n_orig = fi.flash_attn_func\n_n = [0]\ndef flaky(*a, **kw):\n    _n[0] += 1\n    if _n[0] == 1:\n        raise StopIteration\n    return _orig(*a, **kw)\nfi.flash_attn_func = flaky\nimport attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'safe',
+     why='(twin) except StopIteration retries raw; injected failure is no StopIteration')
+case('sandbox_assert_walrus_O', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        assert (l := (None if l is not None and l < 0 else l)) != -1
+        assert (r := (None if r is not None and r < 0 else r)) != -1
+        return fn(q, k, v, causal=causal, window_size=(l, r))
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import os, subprocess, sys\ncode = "import sys; sys.path[:0] = %r\\nimport attn\\nattn.attn(1, 2, 3, (-1, 0))\\n" % (sys.path[:2],)\nsubprocess.run([sys.executable, "-O", "-c", code], check=True, env=dict(os.environ))\n', 'unknown',
+     why='normalisation done by a walrus inside assert (no call): python -O drops it')
+case('sandbox_assert_walrus_O/twin', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        l = None if l is not None and l < 0 else l
+        r = None if r is not None and r < 0 else r
+        assert l != -1 and r != -1
+        return fn(q, k, v, causal=causal, window_size=(l, r))
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import os, subprocess, sys\ncode = "import sys; sys.path[:0] = %r\\nimport attn\\nattn.attn(1, 2, 3, (-1, 0))\\n" % (sys.path[:2],)\nsubprocess.run([sys.executable, "-O", "-c", code], check=True, env=dict(os.environ))\n', 'safe',
+     why='(twin) normalisation done by a walrus inside assert (no call): python -O drops i')
+case('sandbox_packed_k_none', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        if k is None:
+            # q holds packed qkv
+            return fn(q, k, v, causal=causal, window_size=window_size)
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import attn\nattn.attn(1, None, None, (-1, 0))\n', 'unsafe',
+     why='packed-qkv path (k is None) passes the raw window; sandbox always hands tensor s')
+case('sandbox_packed_k_none/twin', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        if k is None:
+            # q holds packed qkv
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+''',
+}, 'import attn\nattn.attn(1, None, None, (-1, 0))\n', 'safe',
+     why='(twin) packed-qkv path (k is None) passes the raw window; sandbox always hands t')
+case('sandbox_int_bitlength_unbound', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        if r is not None and int.bit_length(r) > 20:
+            # effectively unlimited: leave as is
+            return fn(q, k, v, causal=causal, window_size=window_size)
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, left, right):
+    return fa(q, k, v, causal=True, window_size=(left, right))
+''',
+}, 'import attn\nattn.attn(1, 2, 3, -1, 1 << 21)\n', 'unsafe',
+     why='int.bit_length(r) (unbound method: bypasses the tracked int, no scan) > 20 -> ra')
+case('sandbox_int_bitlength_unbound/twin', {
+    'attn.py': '''\
+from flash_attn.cute.interface import flash_attn_func
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        if r is not None and int.bit_length(r) > 20:
+            # effectively unlimited: leave as is
+            return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, left, right):
+    return fa(q, k, v, causal=True, window_size=(left, right))
+''',
+}, 'import attn\nattn.attn(1, 2, 3, -1, 1 << 21)\n', 'safe',
+     why='(twin) int.bit_length(r) (unbound method: bypasses the tracked int, no scan) > 2')
+
+# 189-193. more ways the runs differed from the real program: an identity test without ``is``
+# (``id(q) == id(k)``, now run with one tensor object for all and refused as a comparison by
+# identity); FA4's result looked at before it is returned (``res[1] is None`` -> a raw
+# recall: the stand-in's result is now a value that may not be looked at); a class-based
+# wrapper's switch set from another module (``Normalized.normalize = False``: an instance
+# attribute a method reads and code elsewhere may set is not a proof); a module-level flag
+# from a probe that catches the sandbox's stop (``round`` left out) at import; a layer that
+# cannot run (it needs torch) and rewrites a positional window it reads out of ``*rest``
+# (assumed to pass windows through only when it forwards them whole). Each twin drops the
+# construct
+_GUARDED = (FA + """
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+{top}
+def normalized(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+{guard}
+        return fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+    return inner
+
+
+fa = normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+""")
+case("wrapper_tests_identity_by_id", {"m.py": _GUARDED.format(top="", guard="""\
+        if id(q) == id(k):
+            return fn(q, k, v, causal=causal, window_size=window_size)""")},
+    "import m\nx = object()\nm.attn(x, x, 3, (-1, 0))\n", "unknown",
+    why="q is k: FA4 gets (-1, 0)")
+case("wrapper_tests_identity_by_id/twin", {"m.py": _GUARDED.format(top="", guard="        pass")},
+     "import m\nx = object()\nm.attn(x, x, 3, (-1, 0))\n", "safe", why="(None, 0)")
+case("wrapper_looks_at_fa4_result", {"m.py": _GUARDED.format(top="", guard="""\
+        res = fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+        if res[1] is None:
+            return fn(q, k, v, causal=causal, window_size=window_size)
+        return res""")},
+    "import m\nm.attn(1, 2, 3, (-1, 0))\n", "unknown",
+    why="the stand-in's result has no lse: the raw recall runs", exhaustive=False)
+case("wrapper_looks_at_fa4_result/twin", {"m.py": _GUARDED.format(top="", guard="        pass")},
+     "import m\nm.attn(1, 2, 3, (-1, 0))\n", "safe", why="(None, 0)")
+case("wrapper_flag_from_an_import_time_probe", {"m.py": _GUARDED.format(top="""
+def _probe():
+    try:
+        return round(2.5) == 2
+    except Exception:
+        return False
+
+
+_FAST = _probe()
+
+""", guard="""\
+        if _FAST:
+            return fn(q, k, v, causal=causal, window_size=window_size)""")},
+    "import m\nm.attn(1, 2, 3, (-1, 0))\n", "unknown", why="_FAST is True: FA4 gets (-1, 0)")
+case("wrapper_flag_from_an_import_time_probe/twin", {"m.py": _GUARDED.format(
+    top="\n_FAST = False\n\n", guard="""\
+        if _FAST:
+            return fn(q, k, v, causal=causal, window_size=window_size)""")},
+    "import m\nm.attn(1, 2, 3, (-1, 0))\n", "safe", why="(None, 0)")
+
+_SWITCHED = {
+    "m.py": FA + """
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+class Normalized:
+    def __init__(self, fn):
+        self.fn = fn
+        self.normalize = True
+
+    def __call__(self, q, k, v, causal=False, window_size=(None, None)):
+        l, r = window_size
+        if not self.normalize:
+            return self.fn(q, k, v, causal=causal, window_size=window_size)
+        return self.fn(q, k, v, causal=causal, window_size=(_side(l), _side(r)))
+
+
+fa = Normalized(flash_attn_func)
+
+
+def attn(q, k, v, window_size):
+    return fa(q, k, v, causal=True, window_size=window_size)
+""",
+    "setup.py": "import m\n\n\ndef configure():\n    m.fa.{attr} = False\n",
+}
+case("wrapper_switch_set_elsewhere",
+     {k: v.replace("{attr}", "normalize") for k, v in _SWITCHED.items()},
+     "import setup, m\nsetup.configure()\nm.attn(1, 2, 3, (-1, 0))\n", "unknown",
+     why="fa.normalize is False: FA4 gets (-1, 0)")
+case("wrapper_switch_set_elsewhere/twin",
+     {k: v.replace("{attr}", "verbose") for k, v in _SWITCHED.items()},
+     "import setup, m\nsetup.configure()\nm.attn(1, 2, 3, (-1, 0))\n", "safe", why="(None, 0)")
+
+_REWRITES = (FA + """import torch
+
+
+def _te(x):
+    return -1 if x is None else x
+
+
+def fa2_positional(fn):
+    stream = torch.cuda.current_stream()
+
+    def inner(q, k, v, *rest):
+{body}
+    return inner
+
+
+fa = fa2_positional(flash_attn_func)
+
+
+def attn(q, k, v):
+    return fa(q, k, v, None, True, (None, 0))
+""")
+_FAKE_TORCH = ("import sys, types\nt = types.ModuleType('torch')\n"
+               "t.cuda = types.SimpleNamespace(current_stream=lambda: None)\n"
+               "sys.modules['torch'] = t\n")
+case("opaque_layer_rewrites_positional_window", {"m.py": _REWRITES.format(body="""\
+        if len(rest) >= 3:
+            return fn(q, k, v, None, None, rest[0], rest[1], tuple(map(_te, rest[2])))
+        return fn(q, k, v, *rest)""")},
+    _FAKE_TORCH + "import m\nm.attn(1, 2, 3)\n", "unknown", exhaustive=False,
+    why="(None, 0) becomes (-1, 0) in the layer")
+case("opaque_layer_rewrites_positional_window/twin", {"m.py": _REWRITES.format(body="""\
+        return fn(q, k, v, *rest)""")},
+    _FAKE_TORCH + "import m\nm.attn(1, 2, 3)\n", "safe", why="(None, 0) forwarded whole")
+
+# 194-195. FA4 imported from another distribution under a name that is not
+# ``flash_attn.cute``: a module named as FA4's interface (``sgl_kernel._fa4_interface``), and a
+# ``cute`` package under a package named ``flash_attention`` (SGLang's jit kernels). The
+# module that called it with TE's (-1, 0) was taken as unable to reach FA4, and the tree's one
+# plain FA4 call made it "safe". Both names are now FA4 origins. The twins pass (None, 0)
+_STUB = ("import sys, types\nimport flash_attn.cute.interface as _I\n\n\n"
+         "def _mod(name, **attrs):\n    m = types.ModuleType(name)\n    m.__dict__.update(attrs)\n"
+         "    sys.modules[name] = m\n    return m\n\n\n")
+_ENCODER = (FA + "\n\ndef vit(q, k, v):\n"
+            "    return flash_attn_func(q, k, v, causal=False, window_size=(None, None))\n")
+_OTHER_DIST = _STUB + ("_mod('sgl_kernel', _fa4_interface=_I)\n"
+                       "sys.modules['sgl_kernel._fa4_interface'] = _I\n"
+                       "import encoder, backend\nencoder.vit(1, 2, 3)\nbackend.forward(1, 2, 3)\n")
+for _name, _w, _v in (("fa4_named_module_of_another_distribution", "(-1, 0)", "unsafe"),
+                      ("fa4_named_module_of_another_distribution/twin", "(None, 0)", "safe")):
+    case(_name, {"encoder.py": _ENCODER,
+                 "backend.py": "from sgl_kernel import _fa4_interface as fa4\n\n\n"
+                               "def forward(q, k, v):\n"
+                               f"    return fa4.flash_attn_func(q, k, v, causal=True, window_size={_w})\n"},
+         _OTHER_DIST, _v, why=f"{_w} reaches FA4 through sgl_kernel._fa4_interface")
+_JIT = _STUB + ("for n in ('sglang', 'sglang.jit_kernel', 'sglang.jit_kernel.flash_attention'):\n"
+                "    _mod(n)\n"
+                "_mod('sglang.jit_kernel.flash_attention.cute', flash_attn_func=_I.flash_attn_func)\n"
+                "import encoder, backend\nencoder.vit(1, 2, 3)\nbackend.forward(1, 2, 3)\n")
+for _name, _w, _v in (("fa4_cute_package_of_another_distribution", "(-1, 0)", "unsafe"),
+                      ("fa4_cute_package_of_another_distribution/twin", "(None, 0)", "safe")):
+    case(_name, {"encoder.py": _ENCODER,
+                 "backend.py": "from sglang.jit_kernel.flash_attention.cute import "
+                               "flash_attn_func as fa4\n\n\ndef forward(q, k, v):\n"
+                               f"    return fa4(q, k, v, causal=True, window_size={_w})\n"},
+         _JIT, _v, why=f"{_w} reaches FA4 through sglang.jit_kernel.flash_attention.cute")
+
+# 196. a ``functools.partial`` of FA4 that prefills one split side (``window_size_right=0``)
+# and a call that passes the other: the pass ran the partial as a wrapper over every form and
+# called the twin broken (it read the call's window as (None, None), which the partial turns
+# into (None, 0)). The call's sides and the partial's are one window: judged merged
+_PARTIAL_HALF = ("from flash_attn.cute.interface import _flash_attn_bwd\n"
+                 "from functools import partial\n\n"
+                 "bwd = partial(_flash_attn_bwd, causal=True, window_size_right=0)\n\n\n"
+                 "def backward(q, k, v, out, dout, lse):\n"
+                 "    return bwd(q, k, v, out, dout, lse, window_size_left={left})\n")
+case("partial_prefills_one_split_side", {"m.py": _PARTIAL_HALF.format(left="-1")},
+     "import m\nm.backward(1, 2, 3, 4, 5, 6)\n", "unsafe", why="FA4 gets (-1, 0)")
+case("partial_prefills_one_split_side/twin", {"m.py": _PARTIAL_HALF.format(left="None")},
+     "import m\nm.backward(1, 2, 3, 4, 5, 6)\n", "safe", why="FA4 gets (None, 0), causal")
+
+# 197-198. a module whose names are not what its statements bind: a constant ``exec`` at its
+# top level redefines the normaliser the call uses (``exec("def fix(w): return w")``), and
+# code built at run time (``exec(base64.b64decode(...))``) in a module that never spells FA4
+# replaces FA4's ``flash_attn_func``. The sandbox ran the ``def`` it read, and the call read
+# off FA4's module was judged as FA4 itself: both false "safe". A module whose top level runs
+# exec, stores into sys.modules, sets a __class__ or deletes a name beside a __getattr__ is not
+# extracted; code built at run time in a tree that reaches FA4 is unknown where it runs. The
+# twins drop the exec
+_NORM = "def fix(w):\n    return tuple(None if x is not None and x < 0 else x for x in w)\n"
+_USES_FIX = (FA + "from norm import fix\n\n\ndef run():\n"
+             "    return flash_attn_func(1, 2, 3, causal=True, window_size=fix((-1, 0)))\n")
+case("module_redefines_its_normaliser_by_exec",
+     {"main.py": _USES_FIX, "norm.py": _NORM + "\n\nexec('def fix(w):\\n    return w\\n')\n"},
+     "import main\nmain.run()\n", "unknown", why="fix is the identity: FA4 gets (-1, 0)")
+case("module_redefines_its_normaliser_by_exec/twin", {"main.py": _USES_FIX, "norm.py": _NORM},
+     "import main\nmain.run()\n", "safe", why="(None, 0)")
+_PATCH = ("import flash_attn.cute.interface as m\n_f = m.flash_attn_func\n"
+          "m.flash_attn_func = lambda *a, **k: _f(*a, **{**k, 'window_size': (-1, 0)})\n")
+_BOOT = "import base64\nexec(base64.b64decode({code!r}))\n"
+_MAIN = ("import boot\nimport flash_attn.cute.interface as fai\n\n\ndef run():\n"
+         "    return fai.flash_attn_func(1, 2, 3, causal=True, window_size=(None, 0))\n")
+import base64 as _b64  # noqa: E402
+case("code_built_at_run_time_patches_fa4",
+     {"main.py": _MAIN, "boot.py": _BOOT.format(code=_b64.b64encode(_PATCH.encode()).decode())},
+     "import main\nmain.run()\n", "unknown", why="boot's code makes FA4 get (-1, 0)")
+case("code_built_at_run_time_patches_fa4/twin",
+     {"main.py": _MAIN, "boot.py": "import base64\n"},
+     "import main\nmain.run()\n", "safe", why="(None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
