@@ -491,7 +491,7 @@ def _forms(entry, params, required, L, R, causal, shapes=()):
     None``): a wrapper may take another path there."""
     base = _base_forms(entry, params, required, L, R, causal)
     out = list(base)
-    if required > 1:
+    if required > 1 and TENSOR_VARIANTS[0]:
         same = _Placeholder()
         for form, args, kwargs in base:
             if form.startswith("positional") or len(args) != required:
@@ -552,6 +552,9 @@ def _base_forms(entry, params, required, L, R, causal):
 # the wrapper's code names, which a call's ``**`` splat may carry
 SEQUENCES = [False]
 SPLAT_KEYS = [()]
+# whether the chain has code of the tree that may look at the tensors (a chain of no wrapper,
+# or of this project's trusted fa4_patch only, hands them to FA4 untouched)
+TENSOR_VARIANTS = [True]
 SPLAT = "\0**"          # a call's ``**`` splat in a shape's keywords (``verdicts.call_shape``)
 
 
@@ -657,6 +660,7 @@ def run_chain(job):
         shapes.append((None, [], True, None))
     own_shapes = [sh for sh in shapes if not sh[2]]
     SEQUENCES[0] = bool(job.get("sequences"))
+    TENSOR_VARIANTS[0] = any(not l.get("trusted_fa4_patch") for l in job.get("layers", ()))
     SPLAT_KEYS[0] = tuple(job.get("splat_keys", ()))
     grid = job["grid"]
     out = {"results": [], "seen": [], "flags": [], "error": None, "assumed": []}

@@ -1244,7 +1244,7 @@ def extract(index, modname: str, roots: Iterable[str], depth: int = 0,
     if info is None or info.tree is None:
         return [], sorted(roots), ""
     stmts = module_statements(info.tree)
-    swapped = _namespace_swapped(info.tree)
+    swapped = _namespace_swapped_of(info)
     if swapped:
         return [], [], f"{info.path}: {swapped}"
     defs: dict[str, list[ast.stmt]] = {}
@@ -1358,24 +1358,33 @@ def extract(index, modname: str, roots: Iterable[str], depth: int = 0,
     return [src], sorted(opaque), ""
 
 
+_SWAP_WORDS = re.compile(r"\bexec\b|\beval\b|\bmodules\b|__class__|\bdel\b")
+
+
+def _namespace_swapped_of(info) -> str:
+    """``_namespace_swapped`` of a module of the tree, read once (extraction asks for each
+    set of names it needs), and only where its text spells one of the words it looks for."""
+    got = info.__dict__.get("_swapped")
+    if got is None:
+        got = _namespace_swapped(info.tree) if _SWAP_WORDS.search(info.source) else ""
+        info.__dict__["_swapped"] = got
+    return got
+
+
 def _namespace_swapped(tree: ast.Module) -> str:
     """Why what a module's names hold after it ran may not be what its statements bind, read
     at its top level (function bodies aside): it runs ``exec``/``eval`` (``exec("def fix(w):
     return w")`` redefines a function), stores into ``sys.modules`` (``sys.modules[__name__] =
     _Shim()``), sets a ``__class__`` (a module subclass whose property answers), or deletes a
     name in a module whose ``__getattr__`` then answers for it. "" when none does."""
-    inner: set = set()
-    for fn in ast.walk(tree):
-        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            for st in (fn.body if isinstance(fn.body, list) else [fn.body]):
-                inner.update(id(x) for x in ast.walk(st))
     deletes = getattr_ = False
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__getattr__" \
-                and id(n) not in inner:
-            getattr_ = True
-        if id(n) in inner:
-            continue
+    todo = list(tree.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            getattr_ = getattr_ or getattr(n, "name", "") == "__getattr__"
+            continue                    # a body runs when called, not at import
+        todo.extend(ast.iter_child_nodes(n))
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
                 n.func.id in ("exec", "eval"):
             return f"its top level runs {n.func.id}(...) (line {n.lineno}), which may bind any name"
