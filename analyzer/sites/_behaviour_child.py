@@ -7,6 +7,7 @@ The audited code only ever runs here, after the parent's AST allowlist, with a s
 table, an import hook that serves a handful of stdlib modules, and resource limits.
 """
 
+import collections
 import json
 import sys
 
@@ -558,13 +559,7 @@ TENSOR_VARIANTS = [True]
 SPLAT = "\0**"          # a call's ``**`` splat in a shape's keywords (``verdicts.call_shape``)
 
 
-def _window_type():
-    import collections
-
-    return collections.namedtuple("Window", ["left", "right"])
-
-
-_Window = _window_type()
+_Window = collections.namedtuple("Window", ["left", "right"])
 
 
 class _Sequence:
@@ -598,6 +593,19 @@ def _received(rec, entry):
             return None, None, f"FA4 received window_size={_show(w)}, not a pair"
         return w[0], w[1], None
     return rec.get("window_size_left"), rec.get("window_size_right"), None
+
+
+def _what_fa4_got(call, entry, after=""):
+    """(what FA4 received in ``call`` as [left, right, causal], "") or (None, why it is no
+    window pair FA4 takes). ``after``: how the message begins for a call made after FA4
+    failed."""
+    wl, wr, why = _received(call, entry)
+    if why:
+        return None, f"{after}: {why}" if after else why
+    if not (_side_ok(_plain(wl)) and _side_ok(_plain(wr))):
+        return None, ((f"{after}, it received" if after else "FA4 received") +
+                      f" a bound that is not an int or None: {_show(wl)}, {_show(wr)}")
+    return [_plain(wl), _plain(wr), bool(call.get("causal"))], ""
 
 
 def _show(v):
@@ -728,15 +736,8 @@ def run_chain(job):
                         elif ret is not RESULT:
                             res["error"] = "the wrapper did not return FA4's result"
                         else:
-                            wl, wr, why = _received(log[0], entry)
-                            if why:
-                                res["error"] = why
-                            elif not (_side_ok(_plain(wl)) and _side_ok(_plain(wr))):
-                                res["error"] = (f"FA4 received a bound that is not an int "
-                                                f"or None: {_show(wl)}, {_show(wr)}")
-                            else:
-                                res["got"] = [_plain(wl), _plain(wr),
-                                              bool(log[0].get("causal"))]
+                            got, why = _what_fa4_got(log[0], entry)
+                            res.update({"got": got} if got is not None else {"error": why})
                     if "error" in res and (form.endswith(OUTSIDE) or form.endswith(LOOSE)):
                         res["skip"] = res.pop("error")
                     if not tracked and "skip" not in res:
@@ -831,15 +832,8 @@ def _failing_runs(fn, log, entry, params, required, grid, out, shapes, fails):
                     for call in log[1:]:
                         res = {"form": form, "L": L, "R": R, "causal": causal,
                                "tracked": False, "retry": True}
-                        wl, wr, why = _received(call, entry)
-                        if why:
-                            res["error"] = f"after FA4 failed {what}: {why}"
-                        elif not (_side_ok(_plain(wl)) and _side_ok(_plain(wr))):
-                            res["error"] = (f"after FA4 failed {what}, it received a bound "
-                                            f"that is not an int or None: {_show(wl)}, "
-                                            f"{_show(wr)}")
-                        else:
-                            res["got"] = [_plain(wl), _plain(wr), bool(call.get("causal"))]
+                        got, why = _what_fa4_got(call, entry, f"after FA4 failed {what}")
+                        res.update({"got": got} if got is not None else {"error": why})
                         out["results"].append(res)
 
 

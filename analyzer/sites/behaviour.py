@@ -325,7 +325,7 @@ class ChainResult:
         per, worst = [], "proved"
         seen = {r: (st, w) for r, st, w in anyseq.per_release}
         rank = {"proved": 0, "unknown": 1, "broken": 2}
-        for rel, st, w in res.per_release or ():
+        for rel, st, w in res.per_release:
             ost, ow = seen.get(rel, (st, w))
             if ost == "broken" and plain.get(rel) != "broken":
                 ost, ow = "unknown", (f"not a proof: the window is built by a call the flow "
@@ -381,14 +381,15 @@ _TESTS_CAUSAL = re.compile(r"\bcausal\s*(?:is\b|==|!=|\bin\b|\band\b|\bor\b|:)|"
                            r"isinstance\(\s*causal\b|\b(?:if|not|elif|while|and|or)\s+causal\b")
 
 
-def instance_reads(src: str) -> set:
+@functools.lru_cache(maxsize=1024)
+def instance_reads(src: str) -> frozenset:
     """(class, attribute) for each attribute a method of a class in ``src`` reads off its
     first parameter (``self.normalize``), other than the class's own functions."""
     if "self" not in src and "class" not in src:
-        return set()
+        return frozenset()
     tree = _syntax(src)[0]
     if tree is None:
-        return set()
+        return frozenset()
     out = set()
     for cls in ast.walk(tree):
         if not isinstance(cls, ast.ClassDef):
@@ -406,18 +407,19 @@ def instance_reads(src: str) -> set:
                         isinstance(n.value, ast.Name) and n.value.id == me and \
                         n.attr not in own and not n.attr.startswith("__"):
                     out.add((cls.name, n.attr))
-    return out
+    return frozenset(out)
 
 
-def _caught_names(src: str) -> set:
+@functools.lru_cache(maxsize=1024)
+def _caught_names(src: str) -> frozenset:
     """The exception classes a layer's handlers name (``except ImportError``, ``except
     (KeyError, StopIteration)``, ``except torch.cuda.OutOfMemoryError``: its last name): FA4
     failing is also injected as each of them."""
     if "except" not in src:
-        return set()
+        return frozenset()
     tree = _syntax(src)[0]
     if tree is None:
-        return set()
+        return frozenset()
     out = set()
     for h in ast.walk(tree):
         if isinstance(h, ast.ExceptHandler) and h.type is not None:
@@ -426,23 +428,24 @@ def _caught_names(src: str) -> set:
                     out.add(t.id)
                 elif isinstance(t, ast.Attribute):
                     out.add(t.attr)
-    return out
+    return frozenset(out)
 
 
-def _keywords_named(src: str) -> set:
+@functools.lru_cache(maxsize=1024)
+def _keywords_named(src: str) -> frozenset:
     """Keywords a layer's code names, other than FA4's window keys and ``causal``: its
     functions' parameters and the identifier-like strings it holds (``kw.get("deterministic")``).
     A call's ``**`` splat may carry any of them (``_behaviour_child._shaped``)."""
     tree = _syntax(src)[0]
     if tree is None:
-        return set()
+        return frozenset()
     out = set()
     for n in ast.walk(tree):
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
             out.add(n.value)
         elif isinstance(n, ast.arg):
             out.add(n.arg)
-    return out - set(N.WINDOW_KEYS) - {"causal", "self", "cls"}
+    return frozenset(out - set(N.WINDOW_KEYS) - {"causal", "self", "cls"})
 
 
 # what reads a dict's keys in their order: iteration, conversion to a sequence, the key views
@@ -450,6 +453,7 @@ _ORDER_READERS = frozenset({"list", "tuple", "iter", "next", "enumerate", "rever
                             "map", "filter", "str", "repr", "format", "print"})
 
 
+@functools.lru_cache(maxsize=1024)
 def _may_read_keyword_order(src: str) -> bool:
     """Whether a layer taking ``**kwargs`` may read the order its keyword arguments came in
     (``list(kw)[:1] == ["window_size"]``, a loop that stops at the first key): a caller may
@@ -477,6 +481,7 @@ def _may_read_keyword_order(src: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=1024)
 def _reads_ints_uncompared(src: str) -> bool:
     """Whether a layer's code may hand a bound to something that reads it without comparing
     it: a subscript or slice by a computed index, a call of a builtin of ``_INT_READERS`` or of
@@ -697,20 +702,33 @@ def _tells_sandbox_apart(tree: ast.Module) -> str:
     looking at the sandbox's own builtins may behave otherwise in the runs than in the tree
     (``_NATIVE = type(getattr) is type(len)``), "" if nothing does."""
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    in_body: set = set()
-    for fn in ast.walk(tree):
-        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            for st in (fn.body if isinstance(fn.body, list) else [fn.body]):
-                in_body.update(id(x) for x in ast.walk(st))
     for n in ast.walk(tree):
         if isinstance(n, ast.Name) and n.id in _SANDBOX_OWN and id(n) not in called:
             return (f"it reads the builtin {n.id} as a value, not calling it: the runs' "
                     f"{n.id} is the sandbox's own, the tree's the real one")
-        if id(n) not in in_body:
-            why = _dispatch(n)
-            if why:
-                return why + " (at import)"
+    for n in _import_time_nodes(tree):
+        why = _dispatch(n)
+        if why:
+            return why + " (at import)"
     return ""
+
+
+def _import_time_nodes(tree: ast.Module):
+    """Every node of ``tree`` outside function and lambda bodies: what runs at import
+    (module level, class bodies, a def's decorators, defaults and annotations)."""
+    todo = list(tree.body)
+    while todo:
+        n = todo.pop()
+        yield n
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            todo.extend(n.decorator_list)
+            todo.append(n.args)
+            if n.returns is not None:
+                todo.append(n.returns)
+        elif isinstance(n, ast.Lambda):
+            todo.append(n.args)
+        else:
+            todo.extend(ast.iter_child_nodes(n))
 
 
 # functions of the standard library that change their first argument in place

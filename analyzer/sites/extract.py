@@ -345,10 +345,7 @@ class _Extractor:
                     args.append(Arg("p", None, v, ap))
             return Call(func=func, args=args, pos=p)
         if t is cst.Integer:
-            try:
-                return Lit(value=int(e.value.replace("_", ""), 0))
-            except ValueError:
-                return Lit(value=int(e.value.replace("_", "")))
+            return Lit(value=_int_of(e))
         if t is cst.Float:
             try:
                 return Lit(value=float(e.value.replace("_", "")))
@@ -674,13 +671,19 @@ _CMP_OPS = {cst.Equal: "==", cst.NotEqual: "!=", cst.LessThan: "<", cst.LessThan
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
+def _int_of(node: cst.Integer) -> int:
+    """An int literal's value (``0x10``, ``1_000``, and ``010``-style decimals ``int(x, 0)``
+    refuses)."""
+    try:
+        return int(node.value.replace("_", ""), 0)
+    except ValueError:
+        return int(node.value.replace("_", ""))
+
+
 def _constant(node):
     """(True, value) for an int literal (signed), None, True or False; (False, None) else."""
     if isinstance(node, cst.Integer):
-        try:
-            return True, int(node.value.replace("_", ""), 0)
-        except ValueError:
-            return True, int(node.value.replace("_", ""))
+        return True, _int_of(node)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         ok, v = _constant(node.expression)
         return (True, -v) if ok and type(v) is int else (False, None)
@@ -703,7 +706,7 @@ def _name_test(node):
         if isinstance(left, cst.Name) and ok and left.value not in ("None", "True", "False"):
             return ("cmp", left.value, op, v)
         ok, v = _constant(left)
-        if isinstance(right, cst.Name) and ok and op in _FLIPPED | {"==": 0, "!=": 0}:
+        if isinstance(right, cst.Name) and ok and (op in _FLIPPED or op in ("==", "!=")):
             return ("cmp", right.value, _FLIPPED.get(op, op), v)
         return None
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):

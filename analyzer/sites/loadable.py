@@ -149,9 +149,10 @@ def _stale_cache(pyc: Path, cap_bytes: int) -> str:
     Python's cache is not read (a gap)."""
     import importlib.util
     import marshal
+    import sys
 
     parts = pyc.name.split(".")
-    if len(parts) < 3 or parts[1] != importlib.util.cache_from_source("x.py").split(".")[-2]:
+    if len(parts) < 3 or parts[1] != sys.implementation.cache_tag:
         return ""
     src = pyc.parent.parent / f"{parts[0]}.py"
     opt = parts[2][4:] if parts[2].startswith("opt-") else ""

@@ -2291,17 +2291,19 @@ def vendored_elsewhere(index: "TreeIndex", sums: dict) -> list[str]:
             names = [ref[1]] + ([f"{ref[1]}.{ref[2]}"] if ref[0] == "imp" and ref[2] else [])
             for name in names:
                 mt = _VENDORED_ELSEWHERE_RE.match(name or "")
-                if mt is None or mt.group(1).startswith("flash_attn.") or \
-                        index.tree_module(mt.group(1)) is not None:
-                    named = _FA4_NAMED_RE.match(name or "")
-                    if named is not None and not name.startswith("flash_attn.") and \
-                            index.tree_module(name) is None and \
-                            not any(index.tree_module(".".join(name.split(".")[:i]))
-                                    for i in range(1, name.count(".") + 1)):
-                        out.add(name)
-                    continue
-                out.update((mt.group(1), mt.group(1) + ".interface"))
+                if mt is not None and not mt.group(1).startswith("flash_attn.") and \
+                        index.tree_module(mt.group(1)) is None:
+                    out.update((mt.group(1), mt.group(1) + ".interface"))
+                elif _FA4_NAMED_RE.match(name or "") and not name.startswith("flash_attn.") \
+                        and not _in_tree(index, name):
+                    out.add(name)
     return sorted(out)
+
+
+def _in_tree(index: "TreeIndex", name: str) -> bool:
+    """Is ``name``, or a package above it, a module of the tree?"""
+    parts = name.split(".")
+    return any(index.tree_module(".".join(parts[:i])) for i in range(1, len(parts) + 1))
 
 
 def declared_modules(root: Path, extra: Iterable[str] = ()) -> list[str]:
