@@ -400,12 +400,12 @@ def _environment(dirpath: Path, dirnames, filenames) -> bool:
             or dirpath.name in ("site-packages", "dist-packages"))
 
 
-def walk_tree(top: Path):
+def walk_tree(top: Path, skipped: list | None = None):
     """Every folder of the tree Python may import from, top-down, as (folder, sorted names of
     its files). Hidden folders and ``__pycache__`` are entered (``sys.path`` can point into
     them); symlinked folders are followed (a package may hold one), except into a folder
     already on the way down (a loop). Version-control stores and Python environments kept in
-    the tree are not entered."""
+    the tree are not entered; ``skipped`` (a list) receives each such folder."""
     def scan(d: Path, above: frozenset):
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
@@ -419,10 +419,14 @@ def walk_tree(top: Path):
                 is_dir = False
             (subdirs if is_dir else files).append(e.name)
         if _environment(d, subdirs, files):
+            if skipped is not None:
+                skipped.append(d)
             return
         yield d, files
         for name in subdirs:
             if name in _VCS_DIRS:
+                if skipped is not None:
+                    skipped.append(d / name)
                 continue
             sub = d / name
             try:

@@ -87,3 +87,20 @@ def test_callee_read_through_imports_is_resolved_only_to_defs_and_classes():
     assert not tb.resolved("a", ("helper",))             # b.helper is stored elsewhere
     assert tb.resolved("torch", ("nn", "functional"))    # outside the tree: trusted
     assert not RC.TopBindings(ix, outside_trusted=False).resolved("torch", ("nn",))
+
+
+@pytest.mark.parametrize("files, folder, hazard", [
+    ({"sub/norm.py": "", "main.py": ""}, "sub", False),                 # only there
+    ({"sub/norm.py": "", "norm.py": "", "main.py": ""}, "sub", True),   # shadows the root's
+    ({"a/norm.py": "", "b/norm.py": "", "main.py": ""}, "a", True),     # several by that name
+    ({"sub/pkg/__init__.py": "", "pkg/__init__.py": ""}, "sub", True),  # a package shadowed
+    ({"x.py": "", "main.py": ""}, ".", False),                          # the root itself
+    ({".git/glue.py": "", "main.py": ""}, ".git", True),                # not read by the walk
+])
+def test_inserted_folder_hazard(files, folder, hazard):
+    """Guards against following a folder put on ``sys.path`` as the graph names it where
+    Python may load another file (the order of ``sys.path`` decides), or where the walk did not
+    read the folder; and against distrusting a plain insert of a folder the tree owns."""
+    ix = _index(files)
+    ix.unread_dirs = (".git",)
+    assert bool(RC.inserted_folder_hazard(ix, folder)) is hazard

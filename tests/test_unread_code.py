@@ -194,3 +194,45 @@ def test_a_compiled_cache_that_differs_from_its_source_is_an_error(tmp_path):
                            invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
         other.unlink()
         assert _verdict(tmp_path) == want, text
+
+
+@pytest.mark.parametrize("folder", [(".git",), ("vendor", "site-packages")])
+def test_a_folder_the_walk_does_not_read_put_on_sys_path_is_not_trusted(tmp_path, folder):
+    """Guards against a false "no FA4": the glue that imports FA4 is kept in ``.git/`` or in
+    the tree's own ``vendor/site-packages`` (folders the walk does not enter) and the tree puts
+    that folder on ``sys.path``; the insert counted as one into the tree, so ``from fa_glue
+    import attn`` was taken as a module from outside that is not FA4."""
+    d = tmp_path.joinpath(*folder)
+    d.mkdir(parents=True)
+    (d / "fa_glue.py").write_text(GLUE)
+    on_path = ON_PATH.replace("{d!r}", ", ".join(repr(p) for p in folder))
+    (tmp_path / "main.py").write_text(on_path + CALL.format(l=-1))
+    assert _verdict(tmp_path) == "unknown"
+    # the same insert of a folder the walk reads: followed, and the broken call found
+    (tmp_path / "vendor2").mkdir()
+    (tmp_path / "vendor2" / "fa_glue.py").write_text(GLUE)
+    (tmp_path / "main.py").write_text(ON_PATH.format(d="vendor2") + CALL.format(l=-1))
+    d.joinpath("fa_glue.py").unlink()
+    assert _verdict(tmp_path) == "unsafe"
+
+
+NORM = ("from flash_attn.cute import flash_attn_func\n\n\n"
+        "def attn(q, k, v, causal=False, window_size=(None, None)):\n"
+        "    l, r = window_size\n"
+        "    return flash_attn_func(q, k, v, causal=causal, window_size=(\n"
+        "        None if l is not None and l < 0 else l, None if r is not None and r < 0 else r))\n")
+
+
+def test_a_sys_path_insert_that_shadows_a_module_of_the_tree_is_not_trusted(tmp_path):
+    """Guards against a false "safe": ``sys.path.insert(0, <tree>/sub)`` makes ``from norm
+    import attn`` load ``sub/norm.py`` (FA4 raw) while the graph read the normalising
+    ``norm.py`` at the root. Without the shadowing module the insert is followed: safe."""
+    (tmp_path / "norm.py").write_text(NORM)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "norm.py").write_text(GLUE)
+    main = ON_PATH.replace("fa_glue", "norm").format(d="sub") + CALL.format(l=-1)
+    (tmp_path / "main.py").write_text(main)
+    assert _verdict(tmp_path) == "unknown"
+    (tmp_path / "norm.py").unlink()
+    (tmp_path / "sub" / "norm.py").write_text(NORM)
+    assert _verdict(tmp_path) == "safe"

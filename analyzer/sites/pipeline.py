@@ -77,7 +77,8 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     if not top.is_dir():
         raise AuditError(f"{top}: not a folder")
     # one walk of the tree serves the .py files and the other code Python can run
-    walked = list(walk_tree(top))
+    unentered: list[Path] = []
+    walked = list(walk_tree(top, unentered))
     files = list(iter_py_files(root, package_dir, walked))
     if not files:
         raise AuditError(f"{top}: no .py files")
@@ -154,6 +155,9 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     try:
         # the import graph of the whole tree decides what may be skipped
         index = RC.TreeIndex(data)
+        # folders the walk did not read (a VCS store, an environment): a folder of the tree
+        # put on ``sys.path`` inside one of them is not a folder the graph knows
+        index.unread_dirs = tuple(sorted(p.relative_to(root).as_posix() for p in unentered))
         sums = RC.summaries(index, use_cache)
         declared = RC.declared_modules(root, fa4_modules)
         # FA4 vendored by another distribution (vLLM's vllm.vllm_flash_attn.cute) and

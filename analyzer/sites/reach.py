@@ -205,6 +205,8 @@ class TreeIndex:
         self.fa4_patch_tampered = ""
         # where the tree stores into a FlashAttention module ("": nowhere; ``fa4_module_writes``)
         self.fa4_written = ""
+        # folders under the root the walk did not enter (set by the pipeline)
+        self.unread_dirs: tuple[str, ...] = ()
         for rel, raw in sorted(data.items()):
             name, is_pkg = modname(rel)
             try:
@@ -1358,23 +1360,28 @@ def import_system_changes(src: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def import_system_changes_of(info: "ModuleInfo") -> list[tuple[int, int, str]]:
+def import_system_changes_of(info: "ModuleInfo", index: "TreeIndex | None" = None
+                             ) -> list[tuple[int, int, str]]:
     """``import_system_changes`` of a module, outside the tree excepted (a folder of the tree
     put on the path: ``path_insert_into_tree``), read once per module."""
     got = info.__dict__.get("_import_changes")
     if got is None:
         got = [] if info.error is not None else [
-            c for c in import_system_changes(info.source) if not path_insert_into_tree(info, c[0])]
+            c for c in import_system_changes(info.source)
+            if not path_insert_into_tree(info, c[0], index)]
         info._import_changes = got
     return got
 
 
-def path_insert_into_tree(info: "ModuleInfo", line: int) -> bool:
+def path_insert_into_tree(info: "ModuleInfo", line: int,
+                          index: "TreeIndex | None" = None) -> bool:
     """The change to the import system at ``line`` is a ``sys.path.insert/append`` of a folder
     inside the tree, computed from the file's own ``__file__`` and constant parts
     (``os.path.join(os.path.dirname(os.path.abspath(__file__)), "third_party", "fa")``,
     ``str(Path(__file__).parent / "vendor")``): the tree's modules become importable by a
-    shorter name (which the flow follows), nothing from outside is. Anything else is not."""
+    shorter name (which the flow follows), nothing from outside is. Anything else is not.
+    With the tree's ``index``, a folder whose modules the graph cannot name as Python will
+    (``inserted_folder_hazard``) is not either."""
     t = info.tree
     if t is None:
         return False
@@ -1384,8 +1391,39 @@ def path_insert_into_tree(info: "ModuleInfo", line: int) -> bool:
     if len(calls) != 1 or not calls[0].args:
         return False
     got = _tree_path(calls[0].args[-1], info.path, 0)
-    return got is not None and got != ".." and not got.startswith("../") \
-        and not got.startswith("/")
+    if got is None or got == ".." or got.startswith("../") or got.startswith("/"):
+        return False
+    return index is None or not inserted_folder_hazard(index, got)
+
+
+def inserted_folder_hazard(index: "TreeIndex", folder: str) -> str:
+    """Why the modules of ``folder`` (relative to the tree's root), put on ``sys.path``, may
+    not be what the graph takes them for ("" when they are): it lies in a folder the walk did
+    not read (a module kept in ``.git/``, the tree's own ``vendor/site-packages``), or one of
+    its modules, named from there, is also the name of another module of the tree or of
+    several (``sub/norm.py`` beside ``norm.py``: the order of ``sys.path`` decides which
+    ``import norm`` loads, and the graph follows one)."""
+    f = "" if folder in ("", ".") else folder.strip("/")
+    for d in index.unread_dirs:
+        if f == d or f.startswith(d + "/"):
+            return f"{folder} lies in {d}, which the walk does not read"
+    prefix = f + "/" if f else ""
+    for m, mi in index.modules.items():
+        if not mi.path.startswith(prefix):
+            continue
+        short = modname(mi.path[len(prefix):])[0]
+        if not short or short == m:
+            continue
+        parts = short.split(".")
+        for i in range(1, len(parts) + 1):
+            name = ".".join(parts[:i])
+            other = index.modules.get(name)
+            mine = ".".join(([f.replace("/", ".")] if f else []) + parts[:i])
+            if other is not None and name != mine:
+                return f"{mi.path} is imported as {short}, also the name of {other.path}"
+        if index.tree_module(short) != m:
+            return f"{mi.path} is imported as {short}, which names several modules of the tree"
+    return ""
 
 
 def _tree_path(node, path: str, depth: int) -> str | None:
@@ -1444,7 +1482,7 @@ def fa4_patch_tampering(index: "TreeIndex") -> str:
     if why:
         return why
     changed = next((c for m in sorted(index.modules)
-                    for c in import_system_changes_of(index.modules[m])), None)
+                    for c in import_system_changes_of(index.modules[m], index)), None)
     if changed is not None:
         return f"the tree changes where Python finds modules ({changed[2]})"
     return ""
@@ -2237,7 +2275,7 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
     # a change to where Python finds modules (``sys.path``, a package's ``__path__``, an
     # import hook): a module from outside the tree, whatever its name, may be FA4's code
     changes = [(index.modules[m].path, c) for m in sorted(index.modules)
-               for c in import_system_changes_of(index.modules[m])]
+               for c in import_system_changes_of(index.modules[m], index)]
     for path, (line, col, text) in changes:
         escaping.append((path, DynamicImport(
             line, col, text, None, True,
