@@ -713,9 +713,11 @@ def _tells_sandbox_apart(tree: ast.Module) -> str:
     return ""
 
 
-def _import_time_nodes(tree: ast.Module):
+def _import_time_nodes(tree: ast.Module, lambdas: bool = False):
     """Every node of ``tree`` outside function and lambda bodies: what runs at import
-    (module level, class bodies, a def's decorators, defaults and annotations)."""
+    (module level, class bodies, a def's decorators, defaults and annotations). With
+    ``lambdas``, the bodies of lambdas found there too (a decorator or a default may call one
+    at import)."""
     todo = list(tree.body)
     while todo:
         n = todo.pop()
@@ -727,6 +729,8 @@ def _import_time_nodes(tree: ast.Module):
                 todo.append(n.returns)
         elif isinstance(n, ast.Lambda):
             todo.append(n.args)
+            if lambdas:
+                todo.append(n.body)
         else:
             todo.extend(ast.iter_child_nodes(n))
 
@@ -1391,18 +1395,17 @@ def _namespace_swapped_of(info) -> str:
 
 def _namespace_swapped(tree: ast.Module) -> str:
     """Why what a module's names hold after it ran may not be what its statements bind, read
-    at its top level (function bodies aside): it runs ``exec``/``eval`` (``exec("def fix(w):
-    return w")`` redefines a function), stores into ``sys.modules`` (``sys.modules[__name__] =
-    _Shim()``), sets a ``__class__`` (a module subclass whose property answers), or deletes a
-    name in a module whose ``__getattr__`` then answers for it. "" when none does."""
+    in what runs at import (``_import_time_nodes``: module level, class bodies, decorators,
+    defaults, annotations, and lambdas there, which a decorator or a default may call): it
+    runs ``exec``/``eval`` (``exec("def fix(w): return w")`` redefines a function), stores
+    into ``sys.modules`` (``sys.modules[__name__] = _Shim()``), sets a ``__class__`` (a module
+    subclass whose property answers), or deletes a name in a module whose ``__getattr__``
+    then answers for it. "" when none does."""
     deletes = getattr_ = False
-    todo = list(tree.body)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            getattr_ = getattr_ or getattr(n, "name", "") == "__getattr__"
-            continue                    # a body runs when called, not at import
-        todo.extend(ast.iter_child_nodes(n))
+    for n in _import_time_nodes(tree, lambdas=True):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            getattr_ = getattr_ or n.name == "__getattr__"
+            continue
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
                 n.func.id in ("exec", "eval"):
             return f"its top level runs {n.func.id}(...) (line {n.lineno}), which may bind any name"

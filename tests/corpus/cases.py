@@ -4731,5 +4731,20 @@ case("code_built_at_run_time_patches_fa4/twin",
      {"main.py": _MAIN, "boot.py": "import base64\n"},
      "import main\nmain.run()\n", "safe", why="(None, 0)")
 
+# 248. the same redefinition made at import by a decorator (a lambda the decorator calls runs
+# ``exec``, decorating a function defined after ``fix``): the namespace check read the
+# module's statements but not its decorators or lambdas, so the ``def`` the sandbox ran was
+# taken for what ``fix`` holds: false "safe". The twin's decorator returns the function
+# unchanged without exec
+_DECO = ("_keep = lambda f: (exec('def fix(w):\\n    return w\\n', globals()), f)[1]\n\n\n"
+         "@_keep\n" + _NORM)
+case("decorator_redefines_the_normaliser_by_exec",
+     {"main.py": _USES_FIX, "norm.py": _DECO.replace("@_keep\n" + _NORM, _NORM) +
+      "\n\n@_keep\ndef _later():\n    return 0\n"},
+     "import main\nmain.run()\n", "unknown", why="fix is the identity: FA4 gets (-1, 0)")
+case("decorator_redefines_the_normaliser_by_exec/twin",
+     {"main.py": _USES_FIX, "norm.py": "_keep = lambda f: f\n\n\n@_keep\n" + _NORM},
+     "import main\nmain.run()\n", "safe", why="(None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
