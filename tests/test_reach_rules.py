@@ -104,3 +104,40 @@ def test_inserted_folder_hazard(files, folder, hazard):
     ix = _index(files)
     ix.unread_dirs = (".git",)
     assert bool(RC.inserted_folder_hazard(ix, folder)) is hazard
+
+
+_HUB = ("{imp}\n\nfa = {call}(\"kernels-community/flash-attn4\")\n\n\ndef run(q, k, v):\n"
+        "    return fa.flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n")
+
+
+@pytest.mark.parametrize("imp, call", [
+    ("from kernels import get_kernel", "get_kernel"),
+    ("import kernels", "kernels.get_kernel"),
+    ("from kernels import get_local_kernel as load", "load"),
+])
+def test_a_kernel_loaded_from_the_hub_is_not_trusted(tmp_path, imp, call):
+    """Guards against a false "no FA4": FA4 fetched from the Hugging Face kernels hub by a
+    repository id (``get_kernel("<org>/flash-attn4")``) is named by no module, so the call
+    handing it TE's (-1, 0) was read as a call of something outside that is not FA4."""
+    from analyzer.sites import audit_tree
+
+    (tmp_path / "m.py").write_text(_HUB.format(imp=imp, call=call))
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
+
+
+@pytest.mark.parametrize("ver, verdict", [
+    ("ver=4", "unknown"), ("ver=v", "unknown"), ("**opts", "unknown"),
+    ("ver=3", "no-fa4"), ("", "no-fa4"),
+])
+def test_sgl_kernel_dispatching_to_fa4_by_version(tmp_path, ver, verdict):
+    """Guards both ways: SGLang's ``sgl_kernel.flash_attn`` functions run FA4 when ``ver`` is
+    4 (a route this pass does not follow): a call that may pass 4 (a constant 4, a value from
+    elsewhere, splatted keywords) is unknown, never "no FA4"; FA3's calls (``ver=3`` or no
+    ``ver``), which take -1, are not FA4's."""
+    from analyzer.sites import audit_tree
+
+    args = ", ".join(x for x in ("q, k, v, causal=True, window_size=(-1, 0)", ver) if x)
+    (tmp_path / "m.py").write_text(
+        "from sgl_kernel.flash_attn import flash_attn_with_kvcache as fa\n\n\n"
+        f"def run(q, k, v, v_=4, opts=None):\n    v = v_\n    return fa({args})\n")
+    assert audit_tree(tmp_path, use_cache=False).verdict == verdict

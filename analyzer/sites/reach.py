@@ -662,7 +662,15 @@ _METADATA_LOADERS = frozenset({
     "importlib.metadata.EntryPoints", "importlib_metadata.EntryPoints",
     "pkg_resources.iter_entry_points", "pkg_resources.load_entry_point",
     "pkg_resources.get_entry_info", "pkg_resources.get_entry_map", "pkg_resources.EntryPoint"})
-_LOADERS = _RUNNERS | _NAME_LOADERS | _PATH_LOADERS | _METADATA_LOADERS
+# loaders of kernels fetched by a hub repository id (Hugging Face ``kernels``): what they
+# load (``get_kernel("<org>/flash-attn4")`` is FA4) is named by no module of the tree
+_HUB_LOADERS = frozenset({"kernels.get_kernel", "kernels.get_local_kernel",
+                          "kernels.get_locked_kernel", "kernels.load_kernel",
+                          "kernels.install_kernel"})
+_LOADERS = _RUNNERS | _NAME_LOADERS | _PATH_LOADERS | _METADATA_LOADERS | _HUB_LOADERS
+# packages outside the tree whose attention functions dispatch to FA4 by an argument
+# (SGLang's ``sgl_kernel.flash_attn.*(..., ver=4)``); the route is not followed
+_VERSION_DISPATCH = ("sgl_kernel.flash_attn.", "ver")
 # modules whose attributes are loaders: ``getattr(importlib, name)``, ``m = importlib``
 _LOADER_MODULES = frozenset({"builtins", "importlib", "importlib.util", "importlib.machinery",
                              "runpy", "imp", "zipimport"})
@@ -789,7 +797,9 @@ def _mentions_loader(source: str) -> bool:
 _LOADER_PARTS = tuple(
     [(w, re.compile(re.escape(w) + r"\b"), False)
      for w in ("runpy", "imp", "zipimport", "builtins", "__builtins__", "entry_points",
-               "EntryPoint", "load_entry_point", "get_entry_info", "get_entry_map")]
+               "EntryPoint", "load_entry_point", "get_entry_info", "get_entry_map",
+               "get_kernel", "get_local_kernel", "get_locked_kernel", "load_kernel",
+               "install_kernel", "sgl_kernel")]
     + [("importlib", re.compile(r"importlib\b(?!\s*\.\s*(?:metadata|resources|import_module)"
                                 r"\b)"), False)]
     + [(w, re.compile(re.escape(w) + r"(?!\s*\(|\w)"), True)
@@ -866,6 +876,9 @@ def _loader_refs(s: FileSummary, tree: ast.Module, aliases: dict, consts: dict,
             add(node, full, f"uses {full}, which imports objects named by installed package "
                             "metadata (entry points): what it loads is not followed", False,
                 "value")
+        elif full in _HUB_LOADERS:
+            add(node, full, f"uses {full}, which loads a kernel named by a hub repository id "
+                            "(FA4 among them): what it loads is not followed", False, "value")
         elif full in _LOADERS:
             if called and (full in _RUNNERS or full in _NAME_LOADERS):
                 continue                    # read where it stands (``_expressions``)
@@ -945,6 +958,16 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                                                why.startswith("calls")))
                 if c is not None:
                     s.uses.append((node.lineno, node.col_offset + 1, ("mod", c, "")))
+            elif full.startswith(_VERSION_DISPATCH[0]) and (
+                    any(k.arg in (_VERSION_DISPATCH[1], None) and not (
+                        isinstance(k.value, ast.Constant) and k.value.value != 4)
+                        for k in node.keywords)):
+                # a version chosen at run time, 4, or splatted keywords that may hold it
+                s.dynamic.append(DynamicImport(
+                    node.lineno, node.col_offset + 1, " ".join((ast.unparse(node) or d)
+                                                               .split())[:80], None, True,
+                    f"calls {full} with {_VERSION_DISPATCH[1]}= that may be 4, which runs "
+                    "FA4 by a route this pass does not follow", True))
             elif full.endswith("activate_flash_attention_impl"):
                 arg = node.args[0] if node.args else None
                 c = _const_str(arg, consts) if arg is not None else None
