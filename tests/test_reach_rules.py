@@ -141,3 +141,61 @@ def test_sgl_kernel_dispatching_to_fa4_by_version(tmp_path, ver, verdict):
         "from sgl_kernel.flash_attn import flash_attn_with_kvcache as fa\n\n\n"
         f"def run(q, k, v, v_=4, opts=None):\n    v = v_\n    return fa({args})\n")
     assert audit_tree(tmp_path, use_cache=False).verdict == verdict
+
+
+@pytest.mark.parametrize("src, hit", [
+    ("import sys as _s\n_s.path.insert(0, d)\n", True),              # sys aliased
+    ("import sys\n_p = sys.path\n_p.insert(0, d)\n", True),          # the list aliased
+    ("import sys\nlist.insert(sys.path, 0, d)\n", True),             # sys.path handed on
+    ("import sys\ngetattr(sys, 'path').insert(0, d)\n", True),       # read by getattr
+    ("from sys import (argv,\n    path)\npath.insert(0, d)\n", True),  # over two lines
+    ("import importlib\nimportlib.import_module('sys').path.append(d)\n", True),
+    ("__path__[:0] = [d]\n", True),                                  # slice store
+    ("globals()['__path__'].insert(0, d)\n", True),                  # by a string
+    ("__package__ = 'pkg._alt'\nfrom .norm import attn\n", True),    # relative base moved
+    ("import os\nos.chdir(d)\n", True),                              # the "" entry moves
+    ("import imp\nimp.load_source('norm', p)\n", True),              # registers a name
+    ("from importlib.machinery import SourceFileLoader\n"
+     "SourceFileLoader('norm', p).load_module()\n", True),
+    ("import site\nsite.addpackage(d, 'x.pth', set())\n", True),     # runs a .pth line
+    ("import pkgutil\n__path__ = pkgutil.extend_path(__path__, __name__)[::-1]\n", True),
+    # harmless: reads of sys, another package's folders read, a class's __name__
+    ("import os, sys\nprint(sys.argv, sys.version_info)\nsys.exit(0)\n", False),
+    ("import sys\nif d not in sys.path:\n    pass\nfor p in sys.path:\n    pass\n", False),
+    ("from sys import argv, exit\n", False),
+    ("import nvidia\nroots = [p for p in nvidia.__path__]\nr = nvidia.__path__[0]\n", False),
+    ("class K:\n    pass\nK.__name__ = 'X'\n", False),
+    ("# sys.path.insert(0, d)\nx = 'sys is here'\n", False),
+])
+def test_import_context_changes(src, hit):
+    """Guards against a false "safe" where the tree changes where Python finds modules by
+    another spelling than ``sys.path.insert`` (``sys`` aliased or read by ``getattr``, the list
+    handed on, ``__path__`` changed by a slice or through ``globals()``, ``__package__`` set,
+    the working folder changed, a loader that registers a module by name, a ``.pth`` line run)
+    -- each made ``import norm`` load another file than the one the graph read, in the h8
+    probes; and against flagging reads of ``sys`` that change nothing."""
+    assert bool(RC.import_system_changes(src)) is hit, RC.import_system_changes(src)
+
+
+@pytest.mark.parametrize("shadow", ["fa4_patch", "math"])
+def test_a_folder_put_on_sys_path_that_shadows_an_outside_module(tmp_path, shadow):
+    """Guards against a false "safe": ``compat/fa4_patch.py`` (a ``wrap`` that returns FA4
+    unchanged) on ``sys.path`` is what ``from fa4_patch import wrap`` loads, while the sandbox
+    ran this project's fa4_patch; a ``compat/math.py`` shadows the standard library the same
+    way (the h8 probe's normaliser read ``math.floor``). A module of an inserted folder named
+    as a module from outside the tree makes the insert a change to the import system; under
+    another name the insert is followed and the fix proved."""
+    from analyzer.sites import audit_tree
+
+    (tmp_path / "norm.py").write_text(
+        "from fa4_patch import wrap\nfrom flash_attn.cute import flash_attn_func\n\n"
+        "attn = wrap(flash_attn_func)\n")
+    (tmp_path / "compat").mkdir()
+    (tmp_path / "compat" / f"{shadow}.py").write_text("def wrap(f):\n    return f\n")
+    (tmp_path / "main.py").write_text(
+        "import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath("
+        "__file__)), 'compat'))\nfrom norm import attn\n\n\ndef run(q, k, v):\n"
+        "    return attn(q, k, v, causal=True, window_size=(-1, 0))\n")
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
+    (tmp_path / "compat" / f"{shadow}.py").rename(tmp_path / "compat" / "other_name.py")
+    assert audit_tree(tmp_path, use_cache=False).verdict == "safe"

@@ -236,3 +236,24 @@ def test_a_sys_path_insert_that_shadows_a_module_of_the_tree_is_not_trusted(tmp_
     (tmp_path / "norm.py").unlink()
     (tmp_path / "sub" / "norm.py").write_text(NORM)
     assert _verdict(tmp_path) == "safe"
+
+
+def test_a_sourceless_package_that_spells_nothing_of_fa4_is_an_error(tmp_path):
+    """Guards against a false "safe": ``norm/__init__.pyc`` (no source) is what ``import
+    norm`` loads instead of the normalising ``norm.py``; its bytes only say ``from fast import
+    attn`` (``fast.py`` re-exports FA4 raw), so the old rule -- an error only where the bytes
+    spell FlashAttention -- let it through."""
+    (tmp_path / "norm.py").write_text(
+        "from fast import attn as _a\n\n\ndef attn(q, k, v, causal=False, window_size=(None, "
+        "None)):\n    l, r = window_size\n    return _a(q, k, v, causal=causal, window_size=("
+        "None if l is not None and l < 0 else l, None if r is not None and r < 0 else r))\n")
+    (tmp_path / "fast.py").write_text(GLUE)
+    (tmp_path / "main.py").write_text(
+        "from norm import attn\nattn(1, 2, 3, causal=True, window_size=(-1, 0))\n")
+    assert _verdict(tmp_path) == "safe"
+    src = tmp_path / "pkgsrc.py"
+    src.write_text("from fast import attn\n")
+    (tmp_path / "norm").mkdir()
+    py_compile.compile(str(src), cfile=str(tmp_path / "norm" / "__init__.pyc"))
+    src.unlink()
+    assert _verdict(tmp_path) == "error"

@@ -1081,6 +1081,65 @@ _PARTIALS = frozenset({"functools.partial", "partial", "functools.partialmethod"
                        "partialmethod"})
 
 
+# the first position any FA4 entry point takes a window at
+_FIRST_WINDOW_AT = min(i for params in N.PARAMS_B36.values() for i, p in enumerate(params)
+                       if p in N.WINDOW_KEYS)
+
+
+def _prefilled_window(call: ast.Call) -> str:
+    """Why a ``functools.partial(fa4, ...)`` call binds a window FA4 may read as another band
+    than meant ("" when it binds none, or only literal windows every release reads as
+    meant): a literal with a negative bound beside another, a window the pass cannot read
+    (not a literal, a ``**`` splat, a positional at a window's place). The calls made through
+    the partial outside the tree are never judged, so what it binds is judged here."""
+    if any(k.arg is None for k in call.keywords):
+        return ("is prefilled by a ** splat that may bind a window; the calls through the "
+                "partial (outside the tree too) are not judged")
+    if len(call.args) - 1 > _FIRST_WINDOW_AT:
+        return ("is prefilled with positional arguments that reach a window's place; the "
+                "calls through the partial (outside the tree too) are not judged")
+    got: dict = {}
+    for k in call.keywords:
+        if k.arg in N.WINDOW_KEYS:
+            try:
+                got[k.arg] = ast.literal_eval(k.value)
+            except (ValueError, SyntaxError, TypeError):
+                return (f"is prefilled with {k.arg}={ast.unparse(k.value)}, which the pass "
+                        "cannot read; the calls through the partial (outside the tree too) "
+                        "are not judged")
+    if not got:
+        return ""
+    w = got.get("window_size")
+    if "window_size" in got:
+        pairs = [tuple(w)] if isinstance(w, (tuple, list)) and len(w) == 2 else \
+            [(None, None)] if w is None else [w]
+    else:
+        pairs = [(got.get("window_size_left"), got.get("window_size_right"))]
+        if len(got) == 1:
+            # a side the partial leaves open is the caller's: a bound negative side beside
+            # it is a wrong band whatever bound the caller passes, but -1 (full attention)
+            (side, v), = got.items()
+            if not (v is None or type(v) is int):
+                pairs = [(v, 0)]
+            elif v is not None and v < 0:
+                return (f"is prefilled with {side}={v!r}, which beside any bound the caller "
+                        "passes (outside the tree too) FA4 releases since #2490 may read as "
+                        "another band than meant")
+            else:
+                return ""
+    for pair in pairs:
+        if not (isinstance(pair, tuple) and len(pair) == 2 and all(
+                x is None or (type(x) is int) for x in pair)):
+            return (f"is prefilled with a window ({pair!r}) that is not a pair of ints or "
+                    "None; the calls through the partial (outside the tree too) are not judged")
+        neg = [x is not None and x < 0 for x in pair]
+        if any(neg) and not all(neg):
+            return (f"is prefilled with the window {pair!r}, which FA4 releases since #2490 "
+                    "read as another band than meant (a negative bound beside another); every "
+                    "call through the partial, outside the tree too, passes it")
+    return ""
+
+
 def _use(sc, node, fn, solver, call_at, path) -> str:
     """"" when the flow layer follows this use of an FA4 function value, else why not."""
     p = sc.parent(node)
@@ -1117,6 +1176,12 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
                 # arguments it may call FA4 with, at once -- those windows are never judged
                 return (f"is handed to {callee}(...) together with arguments it may call it "
                         "with; the windows among them are not judged")
+            if callee in _PARTIALS:
+                prefilled = _prefilled_window(p)
+                if prefilled:
+                    # the window is part of the value: whoever calls it -- code outside the
+                    # tree included, where no call is judged -- hands FA4 that window
+                    return prefilled
             # a wrapping call, followed as a chain: fine where its value is a proved wrapper or
             # lands where the flow follows it; otherwise the wrapped value escapes
             if isinstance(sc.parent(p), ast.Expr) and not _in_tree_callee(solver, fn, p):
@@ -1173,6 +1238,11 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
         if isinstance(q, ast.Call) and _in_tree_callee(solver, fn, q):
             return ""
         if isinstance(q, ast.Return):
+            if any(e is not child and not isinstance(e, ast.Constant) for e in p.elts):
+                # ``return fa4, kwargs``: the caller -- outside the tree too -- may call it
+                # with what comes with it
+                return ("is returned together with other values its caller may call it "
+                        "with; the windows among them are not judged")
             return ""
         return "is put in a list or tuple the pass does not follow"
     if isinstance(p, ast.Attribute):

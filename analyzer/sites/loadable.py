@@ -104,10 +104,10 @@ def unread_code(walked, root: Path, cap_bytes: int) -> list[tuple[str, str]]:
                     continue
                 if fn.rsplit(".", 1)[0] + ".py" in present:
                     continue                # a cache of a source the pass reads
-                got = _read(p, cap_bytes)
-                if got is None or not got[1] or prefilter.mentions_fa(got[0]):
-                    out.append((rel, "a compiled module with no source beside it (`import` "
-                                     "loads it); the pass reads source only"))
+                # whatever its bytes spell: its code may import any module of the tree (a
+                # ``norm/__init__.pyc`` that ``import norm`` loads instead of ``norm.py``)
+                out.append((rel, "a compiled module with no source beside it (`import` "
+                                 "loads it); the pass reads source only"))
                 continue
             if low.endswith((".so", ".pyd")):
                 # an extension module beside a source of the same name: ``import`` loads the

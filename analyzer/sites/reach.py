@@ -28,6 +28,7 @@ import ast
 import hashlib
 import pickle
 import re
+import sys
 from collections import OrderedDict
 
 from analyzer.sites.astutil import flat_statements, sub_bodies, walk
@@ -1363,12 +1364,134 @@ _IMPORT_SYSTEM_RES = (
 )
 
 
+# what may be read off ``sys`` without changing where Python finds modules (``sys.modules``
+# has rules of its own); any other use of the module -- another attribute, ``sys`` handed on
+# or aliased, ``getattr(sys, ...)``, ``sys.path`` other than after ``in`` -- is a change
+_SYS_READS = frozenset({
+    "argv", "orig_argv", "version", "version_info", "hexversion", "api_version", "platform",
+    "exit", "stdout", "stderr", "stdin", "__stdout__", "__stderr__", "__stdin__", "maxsize",
+    "maxunicode", "executable", "flags", "byteorder", "float_info", "int_info", "hash_info",
+    "implementation", "getsizeof", "getrecursionlimit", "setrecursionlimit", "exc_info",
+    "exception", "excepthook", "getdefaultencoding", "getfilesystemencoding", "getrefcount",
+    "intern", "is_finalizing", "prefix", "base_prefix", "exec_prefix", "base_exec_prefix",
+    "warnoptions", "stdlib_module_names", "builtin_module_names", "dont_write_bytecode",
+    "modules", "gettrace", "getprofile", "settrace", "setprofile", "_getframe",
+    "displayhook", "unraisablehook", "tracebacklimit", "last_type", "last_value",
+    "last_traceback", "platlibdir", "getswitchinterval", "setswitchinterval",
+    "get_int_max_str_digits", "set_int_max_str_digits", "thread_info", "abiflags",
+    "float_repr_style", "getwindowsversion", "winver", "audit", "addaudithook"})
+# other spellings that change where (or what) Python imports, searched as words in code:
+# the working folder behind ``sys.path``'s "" entry, loaders that register a module under a
+# name, ``.pth`` processing, and a module's own import context
+_IMPORT_CONTEXT_RE = re.compile(
+    r"\b(?:chdir|load_source|load_module|load_package|load_compiled|load_dynamic"
+    r"|SourceFileLoader|SourcelessFileLoader|ExtensionFileLoader|addpackage"
+    r"|addsitepackages|addusersitepackages)\b"
+    r"|(?<![.\w])(?:__package__|__spec__|__loader__|__name__)\s*(?:\.\s*\w+\s*)?"
+    r"(?:=(?!=)|\+=)")
+# a package's ``__path__`` changed in place or rebound (``x.__path__[:0] = [...]``,
+# ``.insert(...)``, ``__path__ = ...``)
+_PATH_CHANGED = re.compile(
+    r"\s*(?:=(?!=)|[+*|]=|\[[^\]\n]*\]\s*(?:=(?!=)|[+*|]=)|\.\s*(?:insert|append|extend"
+    r"|__setitem__|__iadd__|__delitem__|clear|remove|pop|reverse|sort)\b)")
+_DUNDER_STRINGS = ("__path__", "__package__", "__spec__", "__loader__", "meta_path",
+                   "path_hooks", "path_importer_cache")
+_EXTEND_PATH_IDIOM = re.compile(
+    r"[ \t]*__path__[ \t]*=[ \t]*(?:pkgutil[ \t]*\.[ \t]*)?extend_path[ \t]*\([ \t]*__path__"
+    r"[ \t]*,[ \t]*__name__[ \t]*\)[ \t]*(?:#[^\n]*)?$")
+
+
+def _import_context_changes(src: str) -> list[int]:
+    """Positions of uses that may change where Python finds modules, beyond the spellings of
+    ``_IMPORT_SYSTEM_RES``: ``sys`` used other than by a read of ``_SYS_READS`` (aliased,
+    handed on, ``getattr(sys, "path")``, ``list.insert(sys.path, ...)``, ``from sys import
+    (argv, path)`` over lines), a name ``sys`` imported by another spelling, ``__path__`` in
+    code other than the ``extend_path`` idiom alone on its line, ``"sys"`` or a dunder of the
+    import system in a string (``import_module("sys")``, ``globals()["__path__"]``), and the
+    words of ``_IMPORT_CONTEXT_RE``. Comments and strings are not code here."""
+    words = ("sys" in src, "__path__" in src, _IMPORT_CONTEXT_RE.search(src) is not None)
+    if not any(words):
+        return []
+    lexemes = [mt.span() for mt in _LEXEME_RE.finditer(src)]
+    inside = _span_lookup(lexemes)
+    hits = []
+    for a, b in lexemes:
+        if src[a] == "#":
+            continue
+        body = src[a:b].strip("\"'rRbBuUfF")
+        if body == "sys" or body in _DUNDER_STRINGS:
+            hits.append(a)
+    if words[0]:
+        for mt in re.finditer(r"\bsys\b", src):
+            pos = mt.start()
+            if inside(pos):
+                continue
+            bol = src.rfind("\n", 0, pos) + 1
+            eol = src.find("\n", pos)
+            line = src[bol:eol if eol >= 0 else len(src)]
+            head = line.lstrip()
+            if head.startswith("import ") and re.search(r"\bsys\b(?!\s+as\b)", line) and \
+                    not re.search(r"\bsys\s+as\b", line):
+                continue                    # ``import sys`` / ``import os, sys``
+            if head.startswith("from "):
+                fm = re.match(r"from\s+sys\s+import\s*", head)
+                if fm is None:
+                    hits.append(pos)        # ``from os import sys``: another spelling
+                    continue
+                start = bol + (len(line) - len(head)) + fm.end()
+                if src.startswith("(", start):
+                    end = src.find(")", start)
+                    names = src[start + 1:end if end >= 0 else len(src)]
+                else:
+                    names = src[start:eol if eol >= 0 else len(src)]
+                names = re.sub(r"#[^\n]*", "", names).replace("\\\n", " ")
+                got = [n.split()[0] for n in names.split(",") if n.strip()]
+                if not got or any(n not in _SYS_READS or " as " in f" {x} "
+                                  for n, x in zip(got, names.split(","))):
+                    hits.append(pos)
+                continue
+            am = re.match(r"\s*\.\s*(\w+)", src[mt.end():mt.end() + 80])
+            if am is None:
+                hits.append(pos)            # ``sys`` handed on, aliased, looked into
+            elif am.group(1) == "path":
+                if not re.search(r"\bin\s*$", src[bol:pos]):
+                    hits.append(pos)        # only ``x in sys.path`` / ``for p in sys.path``
+            elif am.group(1) not in _SYS_READS:
+                hits.append(pos)
+    if words[1]:
+        for mt in re.finditer(r"__path__", src):
+            pos = mt.start()
+            if inside(pos):
+                continue
+            bol = src.rfind("\n", 0, pos) + 1
+            eol = src.find("\n", pos)
+            if _EXTEND_PATH_IDIOM.match(src[bol:eol if eol >= 0 else len(src)]):
+                continue
+            if _PATH_CHANGED.match(src, mt.end()):
+                hits.append(pos)
+                continue
+            if pos and src[pos - 1] == ".":
+                # another package's ``__path__`` read where a loop or a test reads it
+                # (``for p in nvidia.__path__``) or one of its folders read
+                # (``nvidia.__path__[0]``); anywhere else it may be handed on
+                chain = re.search(r"[\w.]*$", src[bol:pos]).start()
+                if re.search(r"\bin\s*$", src[bol:bol + chain]) or \
+                        re.match(r"\s*\[", src[mt.end():mt.end() + 8]):
+                    continue
+            hits.append(pos)
+    if words[2]:
+        hits.extend(mt.start() for mt in _IMPORT_CONTEXT_RE.finditer(src)
+                    if not inside(mt.start()))
+    return hits
+
+
 def import_system_changes(src: str) -> list[tuple[int, int, str]]:
     """(line, col, text) of each place a module changes where Python finds modules: an
     insert into ``sys.path`` or a package's ``__path__``, an import hook (``sys.meta_path``,
-    ``sys.path_hooks``), ``site.addsitedir``, ``sys.path`` imported by name. Read off the text
-    (comment lines skipped)."""
-    hits = []
+    ``sys.path_hooks``), ``site.addsitedir``, ``sys.path`` imported by name, and every use of
+    ``sys`` or of a module's import context the pass cannot tell harmless
+    (``_import_context_changes``). Read off the text (comment lines skipped)."""
+    hits = _import_context_changes(src)
     for needle, pat in _IMPORT_SYSTEM_RES:
         if needle in src:
             hits.extend(mt.start() for mt in pat.finditer(src))
@@ -1419,6 +1542,11 @@ def path_insert_into_tree(info: "ModuleInfo", line: int,
     return index is None or not inserted_folder_hazard(index, got)
 
 
+# top-level names the pass takes for modules outside the tree whatever the tree holds: this
+# project's fa4_patch (the sandbox serves its own) and FlashAttention
+_SERVED_ELSEWHERE = frozenset({"fa4_patch", "flash_attn"})
+
+
 def inserted_folder_hazard(index: "TreeIndex", folder: str) -> str:
     """Why the modules of ``folder`` (relative to the tree's root), put on ``sys.path``, may
     not be what the graph takes them for ("" when they are): it lies in a folder the walk did
@@ -1438,6 +1566,10 @@ def inserted_folder_hazard(index: "TreeIndex", folder: str) -> str:
         if not short or short == m:
             continue
         parts = short.split(".")
+        if parts[0] in _SERVED_ELSEWHERE or parts[0] in sys.stdlib_module_names:
+            # ``compat/math.py`` or ``compat/fa4_patch.py``: the graph and the sandbox take
+            # ``import math`` for the standard library's, ``fa4_patch`` for this project's
+            return f"{mi.path} is imported as {short}, a module from outside the tree"
         for i in range(1, len(parts) + 1):
             name = ".".join(parts[:i])
             other = index.modules.get(name)

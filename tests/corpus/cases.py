@@ -4746,5 +4746,30 @@ case("decorator_redefines_the_normaliser_by_exec/twin",
      {"main.py": _USES_FIX, "norm.py": "_keep = lambda f: f\n\n\n@_keep\n" + _NORM},
      "import main\nmain.run()\n", "safe", why="(None, 0)")
 
+# 249-250. FA4 handed out of the tree with the window already chosen: a module-level
+# ``functools.partial(flash_attn_func, causal=True, window_size=(-1, 0))`` that model code
+# outside the tree calls, and a factory returning ``(flash_attn_func, kwargs)`` whose kwargs
+# hold TE's pair. No call in the tree: both were "safe" (a note on the binding). A partial's
+# window is judged where the partial is made; FA4 returned beside other values is unknown.
+# The twins bind (None, 0), and return FA4 alone (its caller chooses the window)
+_PARTIAL = ("import functools\n" + FA + "\ncausal_attn = functools.partial(flash_attn_func, "
+            "causal=True, window_size={w})\n")
+case("exported_partial_binds_the_window", {"ops.py": _PARTIAL.format(w="(-1, 0)")},
+     "from ops import causal_attn\ncausal_attn(1, 2, 3)\n", "unknown",
+     why="every caller of causal_attn hands FA4 (-1, 0)")
+case("exported_partial_binds_the_window/twin", {"ops.py": _PARTIAL.format(w="(None, 0)")},
+     "from ops import causal_attn\ncausal_attn(1, 2, 3)\n", "safe", why="(None, 0)")
+_KERNEL = (FA + "\n\ndef select_kernel(causal=True):\n"
+           "    kwargs = {{'causal': causal, 'window_size': (-1, 0 if causal else -1)}}\n"
+           "    return {ret}\n")
+case("kernel_returned_with_its_kwargs",
+     {"sel.py": _KERNEL.format(ret="flash_attn_func, kwargs")},
+     "from sel import select_kernel\nfn, kw = select_kernel()\nfn(1, 2, 3, **kw)\n", "unknown",
+     why="the caller splats kwargs holding (-1, 0)")
+case("kernel_returned_with_its_kwargs/twin",
+     {"sel.py": _KERNEL.format(ret="flash_attn_func")},
+     "from sel import select_kernel\nfn = select_kernel()\nfn(1, 2, 3, causal=True, "
+     "window_size=(None, 0))\n", "safe", why="the caller passes (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
