@@ -1383,12 +1383,33 @@ _SYS_READS = frozenset({
 # other spellings that change where (or what) Python imports, searched as words in code:
 # the working folder behind ``sys.path``'s "" entry, loaders that register a module under a
 # name, ``.pth`` processing, and a module's own import context
-_IMPORT_CONTEXT_RE = re.compile(
-    r"\b(?:chdir|load_source|load_module|load_package|load_compiled|load_dynamic"
-    r"|SourceFileLoader|SourcelessFileLoader|ExtensionFileLoader|addpackage"
-    r"|addsitepackages|addusersitepackages)\b"
-    r"|(?<![.\w])(?:__package__|__spec__|__loader__|__name__)\s*(?:\.\s*\w+\s*)?"
-    r"(?:=(?!=)|\+=)")
+_IMPORT_CONTEXT_WORDS = tuple(
+    (w, re.compile(re.escape(w) + r"\b")) for w in (
+        "chdir", "load_source", "load_module", "load_package", "load_compiled", "load_dynamic",
+        "SourceFileLoader", "SourcelessFileLoader", "ExtensionFileLoader", "addpackage",
+        "addsitepackages", "addusersitepackages"))
+# a module's own import context set (not an attribute of another object: ``K.__name__ = ``)
+_IMPORT_CONTEXT_SETS = tuple(
+    (w, re.compile(re.escape(w) + r"\s*(?:\.\s*\w+\s*)?(?:=(?!=)|\+=)"))
+    for w in ("__package__", "__spec__", "__loader__", "__name__"))
+
+
+def _import_context_words(src: str) -> list[int]:
+    """Positions of the words of ``_IMPORT_CONTEXT_WORDS`` and of the sets of
+    ``_IMPORT_CONTEXT_SETS``, each searched from its literal (a pattern without a literal
+    prefix is tried at every position of every file)."""
+    out = []
+    for w, rx in _IMPORT_CONTEXT_WORDS:
+        if w in src:
+            out.extend(m.start() for m in _word_start(rx, src))
+    for w, rx in _IMPORT_CONTEXT_SETS:
+        if w in src:
+            out.extend(m.start() for m in rx.finditer(src)
+                       if not (m.start() and (src[m.start() - 1] == "."
+                                              or _WORD_CHAR.match(src, m.start() - 1))))
+    return out
+
+
 # a package's ``__path__`` changed in place or rebound (``x.__path__[:0] = [...]``,
 # ``.insert(...)``, ``__path__ = ...``)
 _PATH_CHANGED = re.compile(
@@ -1409,7 +1430,8 @@ def _import_context_changes(src: str) -> list[int]:
     code other than the ``extend_path`` idiom alone on its line, ``"sys"`` or a dunder of the
     import system in a string (``import_module("sys")``, ``globals()["__path__"]``), and the
     words of ``_IMPORT_CONTEXT_RE``. Comments and strings are not code here."""
-    words = ("sys" in src, "__path__" in src, _IMPORT_CONTEXT_RE.search(src) is not None)
+    context = _import_context_words(src)
+    words = ("sys" in src, "__path__" in src, bool(context))
     if not any(words):
         return []
     lexemes = [mt.span() for mt in _LEXEME_RE.finditer(src)]
@@ -1479,9 +1501,7 @@ def _import_context_changes(src: str) -> list[int]:
                         re.match(r"\s*\[", src[mt.end():mt.end() + 8]):
                     continue
             hits.append(pos)
-    if words[2]:
-        hits.extend(mt.start() for mt in _IMPORT_CONTEXT_RE.finditer(src)
-                    if not inside(mt.start()))
+    hits.extend(pos for pos in context if not inside(pos))
     return hits
 
 
