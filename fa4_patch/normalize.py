@@ -72,13 +72,16 @@ def _normalize_window_size(window_size):
         make = list
     else:
         raise TypeError(
-            f"window_size must be a (left, right) tuple, list or None, got {window_size!r}")
+            "window_size must be a (left, right) tuple, list or None, got "
+            f"{type(window_size).__name__}")
     if len(window_size) != 2:
-        raise TypeError(f"window_size must have two bounds (left, right), got {window_size!r}")
+        raise TypeError("window_size must have two bounds (left, right), got "
+                        f"{len(window_size)}")
     left, right = window_size
     for index, side in ((0, left), (1, right)):
         if side is not None and (isinstance(side, bool) or not isinstance(side, int)):
-            raise TypeError(f"window_size[{index}] must be an int or None, got {side!r}")
+            raise TypeError(f"window_size[{index}] must be an int or None, got "
+                            f"{type(side).__name__}")
     new_left, new_right = normalize_pair(left, right)
     if new_left is left and new_right is right:
         return window_size

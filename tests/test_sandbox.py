@@ -36,12 +36,17 @@ def test_values_warnings_and_errors_come_back_per_call():
     assert res[3].ok is False and res[3].error == "AssertionError: bad window for causal"
 
 
-def test_hundreds_of_calls_run_in_one_subprocess_under_a_second():
-    """Guards against one subprocess per call (history evaluates hundreds of inputs)."""
+def test_hundreds_of_calls_run_in_one_subprocess():
+    """Guards against one subprocess per call (history evaluates hundreds of inputs): the
+    sandbox starts at most one child for 500 calls. (Counted, not timed: a wall-clock bound
+    fails on a loaded machine; ``make bench`` prints the speed.)"""
+    from analyzer.sandbox import default_sandbox
+
+    box = default_sandbox()
+    before = box.started
     calls = [(("causal", (w, 0)), {}) for w in range(500)]
-    t0 = time.perf_counter()
     res = run_function(RULE, "rule", calls, allowed_names=["warnings"], allowed_attrs=["warn"])
-    assert time.perf_counter() - t0 < 1.0
+    assert box.started - before <= 1
     assert [r.value for r in res] == [(w, 0) for w in range(500)]
 
 

@@ -555,6 +555,7 @@ def _impure(sources: list[str]) -> str:
             elif isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
                 kept |= {t.id for t in st.targets if isinstance(t, ast.Name)}
         kept -= modules
+        classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
         for n in ast.walk(tree):
             if isinstance(n, (ast.Import, ast.ImportFrom)):
                 mods = [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""]
@@ -585,14 +586,18 @@ def _impure(sources: list[str]) -> str:
                                             a.defaults) if not isinstance(d, ast.Constant)} | \
                 {p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults)
                  if d is not None and not isinstance(d, ast.Constant)}
-            own = (assigned | params | ({kwarg} if kwarg else set())) - shared
+            # a local is the call's own object only where every binding of it makes a new
+            # one (a display, a comprehension, a copy, a def): ``s = state`` or ``me = self``
+            # is another name for an object kept between calls
+            fresh = _fresh_locals(inner, assigned, classes)
+            own = (fresh | params | ({kwarg} if kwarg else set())) - shared
             for n in inner:
                 if isinstance(n, (ast.Global, ast.Nonlocal)):
                     kind = "global" if isinstance(n, ast.Global) else "nonlocal"
                     return (f"{getattr(fn, 'name', 'a lambda')} rebinds "
                             f"{', '.join(n.names)} ({kind})")
                 if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) \
-                        and not (isinstance(n.value, ast.Name) and n.value.id in assigned) \
+                        and not (isinstance(n.value, ast.Name) and n.value.id in fresh) \
                         and not (getattr(fn, "name", "") in ("__init__", "__new__",
                                                              "__post_init__")
                                  and isinstance(n.value, ast.Name)
@@ -658,6 +663,40 @@ def _impure(sources: list[str]) -> str:
         if why:
             return why
     return ""
+
+
+# calls that make a new object (a copy or an empty container), never one kept elsewhere
+_MAKERS = frozenset({"dict", "list", "set", "tuple", "frozenset", "bytearray", "object",
+                     "copy.copy", "copy.deepcopy", "copy", "deepcopy", "SimpleNamespace",
+                     "types.SimpleNamespace", "OrderedDict", "collections.OrderedDict",
+                     "defaultdict", "collections.defaultdict", "deque", "collections.deque",
+                     "Counter", "collections.Counter"})
+
+
+def _fresh_locals(inner: list, assigned: set, classes: set) -> set:
+    """The locals of a function body (``inner``: its nodes, nested scopes aside) whose every
+    binding makes a new object: a display or a comprehension, a constant, a call of a
+    container maker or a copy (``_MAKERS``) or of a class of the module, a ``def``/``class``.
+    A name bound any other way (``s = state``, ``me = self``, a loop or ``with`` target, an
+    unpacking) may be another name for an object kept between calls."""
+    new_value = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp,
+                 ast.GeneratorExp, ast.Constant, ast.JoinedStr, ast.Tuple)
+    bad: set = set()
+    good: set = set()
+    for n in inner:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            good.add(n.name)
+            continue
+        if isinstance(n, (ast.Assign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            v = n.value
+            ok = v is not None and (isinstance(v, new_value) or (
+                isinstance(v, ast.Call) and (ast.unparse(v.func) in _MAKERS
+                                              or ast.unparse(v.func) in classes)))
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    (good if ok else bad).add(t.id)
+    return (good - bad) & (assigned | good)
 
 
 def _dispatch(n: ast.AST) -> str:

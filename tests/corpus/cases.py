@@ -3858,7 +3858,7 @@ def _side(x):
 def normalized(fn):
     def inner(q, k, v, causal=False, window_size=(None, None)):
         l, r = window_size
-        cell = _cell()
+        cell = []
         first = not cell
         cell.append(1)
         if first:
@@ -3874,7 +3874,8 @@ def attn(q, k, v, window_size):
     return fa(q, k, v, causal=True, window_size=window_size)
 ''',
 }, 'import attn\nattn.attn(1, 2, 3, (-1, 0))\n', 'safe',
-     why="(twin) first call raw; lru_cache'd factory hands back the same list each call")
+     why="(twin) a list made afresh by each call: no state between calls, every call "
+         "normalised (state kept between calls, the lru-cached list, is never a proof)")
 case('sandbox_first_zip_count', {
     'attn.py': '''\
 import itertools
@@ -4770,6 +4771,50 @@ case("kernel_returned_with_its_kwargs/twin",
      {"sel.py": _KERNEL.format(ret="flash_attn_func")},
      "from sel import select_kernel\nfn = select_kernel()\nfn(1, 2, 3, causal=True, "
      "window_size=(None, 0))\n", "safe", why="the caller passes (None, 0)")
+
+# 251. state kept between calls, changed through another name for it: the wrapper reads a
+# closure cell (``on = [True]``) that a setter beside it changes through an alias (``c = on;
+# c[0] = flag``), and a plugin module of the tree turns it off at import. The state check
+# took any local name for the call's own object, so the alias passed and the sandbox proved
+# the chain with the cell as made: false "safe". A local is the call's own only where every
+# binding of it makes a new object. The twin has no setter: the cell is never changed
+_CELL = """import functools
+from flash_attn.cute.interface import flash_attn_func as _raw
+
+
+def _factory():
+    on = [True]
+
+    def switch(flag):
+{switch}
+
+    def wrap(fn):
+        def inner(q, k, v, causal=False, window_size=(None, None)):
+            l, r = window_size
+            if on[0]:
+                l = None if l is not None and l < 0 else l
+                r = None if r is not None and r < 0 else r
+            return fn(q, k, v, causal=causal, window_size=(l, r))
+        return inner
+    return wrap, switch
+
+
+_wrap, switch = _factory()
+fa = _wrap(_raw)
+
+
+def attention(q, k, v):
+    return fa(q, k, v, causal=True, window_size=(-1, 0))
+"""
+case("closure_cell_switched_through_an_alias",
+     {"attn.py": _CELL.format(switch="        c = on\n        c[0] = flag"),
+      "plugin.py": "import attn\n\nattn.switch(False)\n"},
+     "import attn\nimport plugin\nattn.attention(1, 2, 3)\n", "unknown",
+     why="plugin turns the cell off: FA4 gets (-1, 0)")
+case("closure_cell_switched_through_an_alias/twin",
+     {"attn.py": _CELL.format(switch="        return flag"),
+      "plugin.py": "import attn\n\nattn.switch(False)\n"},
+     "import attn\nimport plugin\nattn.attention(1, 2, 3)\n", "safe", why="(None, 0)")
 
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
