@@ -117,13 +117,23 @@ class _Extractor:
 
     def block(self, node, scope):
         # IndentedBlock or SimpleStatementSuite
-        return self.body(node.body, scope)
+        out = self.body(node.body, scope)
+        if type(node) is cst.SimpleStatementSuite:
+            _unlined(out)       # ``for w in ws: w = f(w); return g(w)``: one line, many
+        return out
 
     def stmt(self, s, out, scope):
         t = type(s)
         if t is cst.SimpleStatementLine:
+            n0 = len(out)
             for small in s.body:
                 self.small(small, out, scope)
+            if len(s.body) > 1:
+                # ``w = (-1, 0); return fa4(..., window_size=w)``: the statements of one line
+                # cannot be told apart by line, so their bindings carry none (a binding
+                # without a line never hides another, and is never taken for one made after
+                # a read on its line: ``flow_base.reaching_defs``)
+                out[n0:] = _unlined(out[n0:])
         elif t is cst.If:
             self.if_(s, out, scope)
         elif t is cst.FunctionDef:
@@ -466,6 +476,15 @@ class _Extractor:
 
     calls_in_generic: list
     walrus: list            # (name, value) of ``:=`` in the statement being read
+
+
+def _unlined(stmts: list) -> list:
+    """``stmts`` with the line of each binding statement dropped, in place (they share a
+    line with another statement: ``Assign``/``AugAssign`` keep ``pos=None``)."""
+    for i, st in enumerate(stmts):
+        if isinstance(st, (Assign, AugAssign)) and st.pos is not None:
+            stmts[i] = st._replace(pos=None)
+    return stmts
 
 
 def _dotted(e) -> str:

@@ -236,6 +236,12 @@ FA4_ESCAPE = _rule(
     "(`class K(Base, fn=fa4)`), FA4 kept by `functools.wraps(fa4)` in a tree that reads "
     "`__wrapped__` or calls `inspect.unwrap` (outside comments), and any "
     "`gc.get_objects()`/`get_referrers`/`get_referents` in a tree that binds FA4 escape too. "
+    "So does a `functools.partial(fa4, ...)` that binds a window FA4 may read as another band "
+    "(a literal with a negative bound beside another), one the pass cannot read (not a "
+    "literal, a `**` splat, a positional at a window's place): every call through the "
+    "partial -- outside the tree too, where none is judged -- passes it; and FA4 returned "
+    "beside other values (`return flash_attn_func, kwargs`), which its caller may call it "
+    "with. "
     "Calls made through it later cannot be "
     "seen, so the tree is "
     "unknown, never safe.",

@@ -4816,5 +4816,17 @@ case("closure_cell_switched_through_an_alias/twin",
       "plugin.py": "import attn\n\nattn.switch(False)\n"},
      "import attn\nimport plugin\nattn.attention(1, 2, 3)\n", "safe", why="(None, 0)")
 
+# 252. a binding on the call's own line (``w = (-1, 0); return flash_attn_func(...,
+# window_size=w)``): bindings that start on a read's line were dropped as made after it, so
+# only the earlier ``w = (None, 0)`` was read: false "safe". The statements of one line
+# cannot be told apart by line: their bindings carry none, and are kept. The twin has no
+# rebinding on the call's line
+_SAME_LINE = (FA + "\n\ndef run(q, k, v):\n    w = (None, 0)\n"
+              "    {stmt}return flash_attn_func(q, k, v, causal=True, window_size=w)\n")
+case("binding_on_the_call_line", {"m.py": _SAME_LINE.format(stmt="w = (-1, 0); ")},
+     "import m\nm.run(1, 2, 3)\n", "unsafe", why="FA4 gets (-1, 0)")
+case("binding_on_the_call_line/twin", {"m.py": _SAME_LINE.format(stmt="")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="(None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
