@@ -1422,6 +1422,16 @@ _EXTEND_PATH_IDIOM = re.compile(
     r"[ \t]*,[ \t]*__name__[ \t]*\)[ \t]*(?:#[^\n]*)?$")
 
 
+def _in_code(pattern: str, src: str, inside):
+    """(match, start of its line, end of its line) of each match of ``pattern`` outside the
+    comments and strings ``inside`` tells."""
+    for mt in re.finditer(pattern, src):
+        if inside(mt.start()):
+            continue
+        eol = src.find("\n", mt.start())
+        yield mt, src.rfind("\n", 0, mt.start()) + 1, eol if eol >= 0 else len(src)
+
+
 def _import_context_changes(src: str) -> list[int]:
     """Positions of uses that may change where Python finds modules, beyond the spellings of
     ``_IMPORT_SYSTEM_RES``: ``sys`` used other than by a read of ``_SYS_READS`` (aliased,
@@ -1444,13 +1454,9 @@ def _import_context_changes(src: str) -> list[int]:
         if body == "sys" or body in _DUNDER_STRINGS:
             hits.append(a)
     if words[0]:
-        for mt in re.finditer(r"\bsys\b", src):
+        for mt, bol, eol in _in_code(r"\bsys\b", src, inside):
             pos = mt.start()
-            if inside(pos):
-                continue
-            bol = src.rfind("\n", 0, pos) + 1
-            eol = src.find("\n", pos)
-            line = src[bol:eol if eol >= 0 else len(src)]
+            line = src[bol:eol]
             head = line.lstrip()
             if head.startswith("import ") and re.search(r"\bsys\b(?!\s+as\b)", line) and \
                     not re.search(r"\bsys\s+as\b", line):
@@ -1465,7 +1471,7 @@ def _import_context_changes(src: str) -> list[int]:
                     end = src.find(")", start)
                     names = src[start + 1:end if end >= 0 else len(src)]
                 else:
-                    names = src[start:eol if eol >= 0 else len(src)]
+                    names = src[start:eol]
                 names = re.sub(r"#[^\n]*", "", names).replace("\\\n", " ")
                 got = [n.split()[0] for n in names.split(",") if n.strip()]
                 if not got or any(n not in _SYS_READS or " as " in f" {x} "
@@ -1481,13 +1487,9 @@ def _import_context_changes(src: str) -> list[int]:
             elif am.group(1) not in _SYS_READS:
                 hits.append(pos)
     if words[1]:
-        for mt in re.finditer(r"__path__", src):
+        for mt, bol, eol in _in_code(r"__path__", src, inside):
             pos = mt.start()
-            if inside(pos):
-                continue
-            bol = src.rfind("\n", 0, pos) + 1
-            eol = src.find("\n", pos)
-            if _EXTEND_PATH_IDIOM.match(src[bol:eol if eol >= 0 else len(src)]):
+            if _EXTEND_PATH_IDIOM.match(src[bol:eol]):
                 continue
             if _PATH_CHANGED.match(src, mt.end()):
                 hits.append(pos)
