@@ -199,3 +199,50 @@ def test_a_folder_put_on_sys_path_that_shadows_an_outside_module(tmp_path, shado
     assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
     (tmp_path / "compat" / f"{shadow}.py").rename(tmp_path / "compat" / "other_name.py")
     assert audit_tree(tmp_path, use_cache=False).verdict == "safe"
+
+
+_DECODED = ("import codecs, importlib\n\n"
+            "FA = importlib.import_module(codecs.decode('synfu_ngga.phgr.vagresnpr', 'rot13'))\n")
+
+
+@pytest.mark.parametrize("call", [
+    "FA.flash_attn_func(q, k, v, None, None, None, True, (-1, 0))",        # by position
+    "FA.flash_attn_func(q, k, v, **{'_'.join(['window', 'size']): (-1, 0)})",  # key built
+    "FA.flash_attn_func(q, k, v, **json.load(open('cfg.json')))",          # keys from data
+])
+def test_a_module_loaded_by_a_name_no_text_spells_with_an_unspelled_window(tmp_path, call):
+    """Guards against a false "no FA4"/"safe": FA4's name decoded at run time (rot13 here; a
+    ``_target_`` read from a JSON or YAML file in the h13 probes) and called with the window by
+    position or through keys no text spells: only calls spelling a window key were counted,
+    and this file spells none. Such calls to callees nothing resolves are one unknown."""
+    from analyzer.sites import audit_tree
+
+    (tmp_path / "m.py").write_text("import json\n" + _DECODED +
+                                   f"\n\ndef run(q, k, v):\n    return {call}\n")
+    r = audit_tree(tmp_path, use_cache=False)
+    assert r.verdict == "unknown", [f.message for f in r.findings]
+    (tmp_path / "m.py").write_text("import json\n" + _DECODED +
+                                   "\n\ndef run(q, k, v):\n    return FA.helper(q, k)\n")
+    # no call that may carry a window: what the decoded name loads cannot get one here
+    assert audit_tree(tmp_path, use_cache=False).verdict == "no-fa4"
+
+
+def test_find_spec_by_a_computed_name_is_a_computed_import(tmp_path):
+    """Guards against a false "safe": ``find_spec("%s_%s..." % (...)).origin`` loaded by path
+    under another name (``spec_from_file_location`` + ``exec_module``) is FA4's interface, called
+    by position. A constant ``find_spec("torch")`` (an optional-dependency test) is no finding."""
+    from analyzer.sites import audit_tree
+
+    (tmp_path / "lazy.py").write_text(
+        "import importlib.util\n\n_N = '%s_%s.%s.%s' % ('flash', 'attn', 'cute', 'interface')\n"
+        "spec = importlib.util.spec_from_file_location('copy', importlib.util.find_spec(_N)"
+        ".origin)\nIFACE = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(IFACE)\n")
+    (tmp_path / "model.py").write_text(
+        "import lazy\n\n\ndef run(q, k, v):\n"
+        "    return lazy.IFACE.flash_attn_func(q, k, v, None, None, None, True, (-1, 0))\n")
+    assert audit_tree(tmp_path, use_cache=False).verdict == "unknown"
+    (tmp_path / "lazy.py").write_text(
+        "import importlib.util\n\nHAS_TORCH = importlib.util.find_spec('torch') is not None\n")
+    (tmp_path / "model.py").write_text("import lazy\n\n\ndef run(q, k, v):\n    return q\n")
+    r = audit_tree(tmp_path, use_cache=False)
+    assert r.verdict == "no-fa4" and not r.findings, [f.message for f in r.findings]

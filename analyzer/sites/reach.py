@@ -646,7 +646,9 @@ _CODE_RUNNERS = ("exec", "eval", "builtins.exec", "builtins.eval")
 # on, read off its module by ``getattr`` -- is not followed (``_loader_refs``)
 _RUNNERS = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
 _NAME_LOADERS = frozenset({"__import__", "builtins.__import__", "importlib.import_module",
-                           "importlib.__import__", "runpy.run_module"})
+                           "importlib.__import__", "runpy.run_module",
+                           "importlib.util.find_spec", "importlib.find_loader",
+                           "pkgutil.find_loader", "pkgutil.get_loader"})
 # loaders that take a file path: what they load is a file of the tree (seen as a module of the
 # tree, a vendored FA4 copy recognised by its content) or code outside it, trusted like any
 # outside import -- unless the tree holds FA4 under another name or spells flash_attn there
@@ -935,11 +937,16 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                 _code_run(s, node, consts, parents)
             elif d == "__import__" or d.endswith(".__import__") \
                     or full in ("importlib.import_module", "runpy.run_module",
+                                "importlib.util.find_spec", "importlib.find_loader",
+                                "pkgutil.find_loader", "pkgutil.get_loader",
                                 "pkgutil.resolve_name", "pydoc.locate", "sys.modules.get",
                                 "sys.modules.setdefault", "sys.modules.pop",
                                 "sys.modules.__getitem__"):
                 arg = node.args[0] if node.args else None
                 c = _const_str(arg, consts) if arg is not None else None
+                if c is not None and full in ("importlib.util.find_spec", "importlib.find_loader",
+                                              "pkgutil.find_loader", "pkgutil.get_loader"):
+                    continue        # a constant name: a spec or a loader, no module handed out
                 if c is not None and full in ("pkgutil.resolve_name", "pydoc.locate"):
                     # "pkg.mod:attr" names a module and an attribute; "pkg.mod.attr" is tried
                     # as the longest importable prefix: either way FA4 is inside the name
@@ -1182,13 +1189,45 @@ def _window_dicts(fn) -> set[str]:
     return out
 
 
+# the first position any FA4 entry point takes a window at: a call with more positional
+# arguments may hand one by position
+_FIRST_WINDOW_AT = min(i for params in N.PARAMS_B36.values() for i, p in enumerate(params)
+                       if p in N.WINDOW_KEYS)
+
+
+def _opaque_splat(fn, value) -> bool:
+    """``**value`` may carry keys no text spells: a call's result (``**json.load(f)``), a dict
+    display with a computed key (``**{"_".join(k): v}``), or a local bound to either or to a
+    comprehension (``cfg = dict(zip(keys, vals))``). A parameter (``**kwargs``) is the caller's,
+    judged where the caller is."""
+    def made_opaque(v) -> bool:
+        if isinstance(v, ast.Call):
+            return True
+        if isinstance(v, ast.Dict):
+            return any(k is not None and not isinstance(k, ast.Constant) for k in v.keys)
+        return isinstance(v, ast.DictComp)
+    if made_opaque(value):
+        return True
+    if isinstance(value, ast.Name):
+        for n in walk(fn):
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id
+                                                 for t in n.targets) and made_opaque(n.value):
+                return True
+    return False
+
+
 def _blind_calls(tree: ast.Module, source: str, lazy=frozenset(), modname: str = "",
-                 is_pkg: bool = False, binds: "TopBindings | None" = None) -> list[tuple]:
+                 is_pkg: bool = False, binds: "TopBindings | None" = None,
+                 wide: bool = False) -> list[tuple]:
     """Calls carrying a window (a window keyword, or a ``**`` splat of a dict the function puts
     a window key in) whose callee is rooted at neither an import, a module-level def/class nor
     a builtin: a parameter, a local, an object's attribute, a computed lookup -- or is read off
     a call's result or a subscript (``load().f``, ``getattr(m, name)``, ``ns["f"]``), whatever
-    the root. With ``binds``, a callee read through the tree's own module-level names and
+    the root. With ``wide`` (the tree loads a module by a name the pass cannot read: FA4's
+    name may be decoded, read from a data file), a call also carries a window where it passes
+    more positional arguments than FA4 takes before its first window, or a ``**`` splat whose
+    keys no text spells (``_opaque_splat``), in every function whatever it spells.
+    With ``binds``, a callee read through the tree's own module-level names and
     imports counts as rooted only where those bindings make it a def or class of the tree (or
     a name from outside it): a name another module assigned (``from a import FN`` where ``a``
     does ``FN = load()``) is not. Returns (line, col, callee text) for each."""
@@ -1217,7 +1256,7 @@ def _blind_calls(tree: ast.Module, source: str, lazy=frozenset(), modname: str =
               if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))]
     scopes.append((tree, _top_level_nodes(tree)))
     for fn, nodes in scopes:
-        if fn is not tree:
+        if fn is not tree and not wide:
             seg = "\n".join(lines[fn.lineno - 1:(fn.end_lineno or fn.lineno)])
             if not any(k in seg for k in N.WINDOW_KEYS):
                 continue
@@ -1240,6 +1279,10 @@ def _blind_calls(tree: ast.Module, source: str, lazy=frozenset(), modname: str =
                     wdicts = _window_dicts(fn)
                 carries = any(k.arg is None and isinstance(k.value, ast.Name)
                               and k.value.id in wdicts for k in n.keywords)
+            if not carries and wide:
+                carries = sum(1 for a in n.args if not isinstance(a, ast.Starred)) > \
+                    _FIRST_WINDOW_AT or any(k.arg is None and _opaque_splat(fn, k.value)
+                                            for k in n.keywords)
             if not carries:
                 continue
             root = n.func
@@ -2463,11 +2506,22 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
     if escaping:
         blind = []
         binds = TopBindings(index, outside_trusted=not changes)
+        # a module loaded by a name no text spells (decoded, built, read from a data file)
+        # may be FA4 called with a window by position or through keys no text spells
+        wide = any(d.constant is None and not d.why.startswith("changes where Python")
+                   for _p, d in escaping)
+        opaque = []         # calls that may hand a window by position or by unread keys
         for m, info in sorted(index.modules.items()):
-            if info.error is None and any(k in info.source for k in N.WINDOW_KEYS) \
-                    and info.tree is not None:
-                blind.extend((info.path, b) for b in _blind_calls(
-                    info.tree, info.source, lazy, m, info.is_pkg, binds))
+            spells = any(k in info.source for k in N.WINDOW_KEYS)
+            if info.error is None and (wide or spells) and info.tree is not None:
+                named = _blind_calls(info.tree, info.source, lazy, m, info.is_pkg, binds) \
+                    if spells else []
+                blind.extend((info.path, b) for b in named)
+                if wide:
+                    seen = {b[:2] for b in named}
+                    opaque.extend((info.path, b) for b in _blind_calls(
+                        info.tree, info.source, lazy, m, info.is_pkg, binds, True)
+                        if b[:2] not in seen)
         where = ", ".join(f"{p}:{d.line}" for p, d in escaping[:3]) + (
             f" and {len(escaping) - 3} more" if len(escaping) > 3 else "")
         for bp, (bl, bcol, bc) in blind:
@@ -2475,6 +2529,18 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                 bl, bcol, f"{bc}(...)", None, True,
                 f"hands a window to {bc}(...), a callee nothing resolves, while the tree loads "
                 f"modules by computed names ({where}): it may be FA4", True)))
+        if opaque:
+            # one finding for them all, at the first computed import: each is a call that
+            # may hand FA4 a window no text spells, not a window seen
+            (ep, ed), (op, (ol, _oc, oc)) = escaping[0], opaque[0]
+            more = ", ".join(f"{p}:{b[0]}" for p, b in opaque[1:4]) + (
+                f" and {len(opaque) - 4} more" if len(opaque) > 4 else "")
+            dyn_unknown.append((ep, DynamicImport(
+                ed.line, ed.col, ed.spelled, None, True,
+                f"loads a module by a name the pass cannot read, and {len(opaque)} call(s) "
+                f"to callees nothing resolves pass arguments past FA4's first window "
+                f"position or splat keys no text spells ({op}:{ol} {oc}(...)"
+                + (f"; {more}" if more else "") + "): FA4 may get a window there", True)))
     r = Reach(origins, vendored, declared, reaching, how, dyn_unknown, dyn_fa4, torch, errors)
     r.exports = {m: sorted(v) for m, v in exports.items() if v}
     # modules that bind FA4's module object (``import flash_attn.cute as fc``) without using
