@@ -741,6 +741,32 @@ def _tells_sandbox_apart(tree: ast.Module) -> str:
     looking at the sandbox's own builtins may behave otherwise in the runs than in the tree
     (``_NATIVE = type(getattr) is type(len)``), "" if nothing does."""
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    catches = any(isinstance(n, (ast.Try, ast.TryStar)) for n in ast.walk(tree))
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Call):
+            continue
+        f = n.func.id if isinstance(n.func, ast.Name) else None
+        if f in _SANDBOX_OWN and catches:
+            # the sandbox's own getattr/hasattr/print raise other messages and take other
+            # keywords than the builtins: a handler may tell them apart
+            return (f"it calls {f} where its code catches exceptions: the runs' {f} is the "
+                    "sandbox's own, whose errors are not the builtin's")
+        if f == "print" and any(k.arg in ("file", "flush") or k.arg is None
+                                for k in n.keywords):
+            return ("it prints to a stream (print(file=..., flush=...)): the runs' print "
+                    "writes nowhere the stream sees")
+        if f in ("hasattr", "getattr", "vars") and n.args and (
+                f == "vars" or (len(n.args) > 1 and not (isinstance(n.args[1], ast.Constant)
+                                and isinstance(n.args[1].value, str)
+                                and not n.args[1].value.startswith("__")))):
+            # ``hasattr(q, "__dict__")``, ``vars(q)``, a name computed: the runs' tensors
+            # and bounds are stand-ins with attributes of their own
+            return (f"it calls {f}({ast.unparse(n.args[0])}, ...) on a special or computed "
+                    "attribute: the runs' arguments are stand-ins")
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and n.attr == "__dict__" and isinstance(n.ctx, ast.Load):
+            return (f"it reads {ast.unparse(n)}: the runs' arguments are stand-ins with "
+                    "attributes of their own")
     for n in ast.walk(tree):
         if isinstance(n, ast.Name) and n.id in _SANDBOX_OWN and id(n) not in called:
             return (f"it reads the builtin {n.id} as a value, not calling it: the runs' "

@@ -2089,9 +2089,13 @@ _PRINTS = (FA + "\n\ndef _n(x):\n    try:\n        print({args})\n    except Typ
            "        return x\n    return None if x is not None and x < 0 else x\n\n\n"
            "def run(q, k, v):\n"
            "    return flash_attn_func(q, k, v, causal=True, window_size=(_n(-1), _n(0)))\n")
+# (Since h14: the sandbox's print is not the builtin -- its errors read otherwise -- so a
+# print where the code catches exceptions is no proof: unknown. The twin prints, not caught)
 case("helper_relies_on_print_raising", {"m.py": _PRINTS.format(args="end=0")},
-     "import m\nm.run(1, 2, 3)\n", "unsafe", why="print(end=0) raises: (-1, 0) passes")
-case("helper_relies_on_print_raising/twin", {"m.py": _PRINTS.format(args="end=''")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", why="print(end=0) raises: (-1, 0) passes")
+case("helper_relies_on_print_raising/twin", {"m.py": _PRINTS.format(args="end=''").replace(
+    "    try:\n        print(end='')\n    except TypeError:\n        return x\n",
+    "    print(end='')\n")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="print(end='') does not raise")
 
 # 96. a helper that keeps state through a function of the standard library that changes its
@@ -4826,6 +4830,41 @@ _SAME_LINE = (FA + "\n\ndef run(q, k, v):\n    w = (None, 0)\n"
 case("binding_on_the_call_line", {"m.py": _SAME_LINE.format(stmt="w = (-1, 0); ")},
      "import m\nm.run(1, 2, 3)\n", "unsafe", why="FA4 gets (-1, 0)")
 case("binding_on_the_call_line/twin", {"m.py": _SAME_LINE.format(stmt="")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="(None, 0)")
+
+# 253. a wrapper that tells the sandbox's own builtins apart by their errors: ``getattr(ws)``
+# with one argument raises in both, but the builtin's message says "expected" and the
+# sandbox's does not; the wrapper normalises only where the message is the sandbox's. The
+# runs showed a normaliser: false "safe". A call of the sandbox's own getattr/hasattr/print
+# in code that catches exceptions, a print to a stream, and hasattr/getattr/vars on a special
+# or computed attribute are no proof. The twin has no detector
+_TELLS = (FA.replace("flash_attn_func,", "flash_attn_func as _raw,") + """
+
+def _fix(side):
+    return None if side is not None and side < 0 else side
+{detector}
+
+def compat(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        if {test}:
+            window_size = (_fix(window_size[0]), _fix(window_size[1]))
+        return fn(q, k, v, causal=causal, window_size=window_size)
+    return inner
+
+
+flash_attn_func = compat(_raw)
+
+
+def run(q, k, v):
+    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))
+""")
+case("wrapper_tells_the_sandbox_by_an_error_message", {"m.py": _TELLS.format(
+    detector="\n\ndef _native(obj):\n    try:\n        getattr(obj)\n"
+             "    except TypeError as exc:\n        return 'expected' in str(exc)\n"
+             "    return False\n", test="not _native(window_size)")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", why="in the tree the fix is off: (-1, 0)")
+case("wrapper_tells_the_sandbox_by_an_error_message/twin", {"m.py": _TELLS.format(
+    detector="", test="window_size is not None")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="(None, 0)")
 
 BY_NAME = {c.name: c for c in CASES}
