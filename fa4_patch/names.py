@@ -65,6 +65,10 @@ WINDOW_POSITIONS: dict[str, dict[str, tuple[int, ...]]] = {
     "get_scheduler_metadata": {"window_size_left": (9,), "window_size_right": (10,)},
 }
 
+#: the first position any entry point takes a window at, on any release (5: flash_attn_func
+#: on b3-b8): a call, or a ``functools.partial``, with more positional arguments may hand one
+FIRST_WINDOW_AT = min(i for keys in WINDOW_POSITIONS.values() for at in keys.values() for i in at)
+
 #: positional index of ``causal``, every value seen across releases (b3-b36, read from each
 #: release's interface.py); a call that passes it by position means a different argument on
 #: the releases where it moved

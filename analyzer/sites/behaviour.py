@@ -589,7 +589,7 @@ def _impure(sources: list[str]) -> str:
             # a local is the call's own object only where every binding of it makes a new
             # one (a display, a comprehension, a copy, a def): ``s = state`` or ``me = self``
             # is another name for an object kept between calls
-            fresh = _fresh_locals(inner, assigned, classes)
+            fresh = _fresh_locals(inner, classes)
             own = (fresh | params | ({kwarg} if kwarg else set())) - shared
             for n in inner:
                 if isinstance(n, (ast.Global, ast.Nonlocal)):
@@ -673,7 +673,7 @@ _MAKERS = frozenset({"dict", "list", "set", "tuple", "frozenset", "bytearray", "
                      "Counter", "collections.Counter"})
 
 
-def _fresh_locals(inner: list, assigned: set, classes: set) -> set:
+def _fresh_locals(inner: list, classes: set) -> set:
     """The locals of a function body (``inner``: its nodes, nested scopes aside) whose every
     binding makes a new object: a display or a comprehension, a constant, a call of a
     container maker or a copy (``_MAKERS``) or of a class of the module, a ``def``/``class``.
@@ -696,7 +696,7 @@ def _fresh_locals(inner: list, assigned: set, classes: set) -> set:
             for t in targets:
                 if isinstance(t, ast.Name):
                     (good if ok else bad).add(t.id)
-    return (good - bad) & (assigned | good)
+    return good - bad
 
 
 def _dispatch(n: ast.AST) -> str:
@@ -740,11 +740,11 @@ def _tells_sandbox_apart(tree: ast.Module) -> str:
     """Why code run at import (module level, class bodies, defaults, decorators) or anywhere
     looking at the sandbox's own builtins may behave otherwise in the runs than in the tree
     (``_NATIVE = type(getattr) is type(len)``), "" if nothing does."""
-    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    catches = any(isinstance(n, (ast.Try, ast.TryStar)) for n in ast.walk(tree))
-    for n in ast.walk(tree):
-        if not isinstance(n, ast.Call):
-            continue
+    nodes = list(ast.walk(tree))
+    calls = [n for n in nodes if isinstance(n, ast.Call)]
+    called = {id(n.func) for n in calls}
+    catches = any(isinstance(n, (ast.Try, ast.TryStar)) for n in nodes)
+    for n in calls:
         f = n.func.id if isinstance(n.func, ast.Name) else None
         if f in _SANDBOX_OWN and catches:
             # the sandbox's own getattr/hasattr/print raise other messages and take other
@@ -763,11 +763,11 @@ def _tells_sandbox_apart(tree: ast.Module) -> str:
             # and bounds are stand-ins with attributes of their own
             return (f"it calls {f}({ast.unparse(n.args[0])}, ...) on a special or computed "
                     "attribute: the runs' arguments are stand-ins")
-    for n in ast.walk(tree):
+    for n in nodes:
         if isinstance(n, ast.Attribute) and n.attr == "__dict__" and isinstance(n.ctx, ast.Load):
             return (f"it reads {ast.unparse(n)}: the runs' arguments are stand-ins with "
                     "attributes of their own")
-    for n in ast.walk(tree):
+    for n in nodes:
         if isinstance(n, ast.Name) and n.id in _SANDBOX_OWN and id(n) not in called:
             return (f"it reads the builtin {n.id} as a value, not calling it: the runs' "
                     f"{n.id} is the sandbox's own, the tree's the real one")

@@ -1081,11 +1081,6 @@ _PARTIALS = frozenset({"functools.partial", "partial", "functools.partialmethod"
                        "partialmethod"})
 
 
-# the first position any FA4 entry point takes a window at
-_FIRST_WINDOW_AT = min(i for params in N.PARAMS_B36.values() for i, p in enumerate(params)
-                       if p in N.WINDOW_KEYS)
-
-
 def _prefilled_window(call: ast.Call) -> str:
     """Why a ``functools.partial(fa4, ...)`` call binds a window FA4 may read as another band
     than meant ("" when it binds none, or only literal windows every release reads as
@@ -1095,7 +1090,7 @@ def _prefilled_window(call: ast.Call) -> str:
     if any(k.arg is None for k in call.keywords):
         return ("is prefilled by a ** splat that may bind a window; the calls through the "
                 "partial (outside the tree too) are not judged")
-    if len(call.args) - 1 > _FIRST_WINDOW_AT:
+    if len(call.args) - 1 > N.FIRST_WINDOW_AT:
         return ("is prefilled with positional arguments that reach a window's place; the "
                 "calls through the partial (outside the tree too) are not judged")
     got: dict = {}

@@ -645,10 +645,12 @@ _CODE_RUNNERS = ("exec", "eval", "builtins.exec", "builtins.eval")
 # dynamic-import branch of ``_expressions``); anything else -- bound to another name, passed
 # on, read off its module by ``getattr`` -- is not followed (``_loader_refs``)
 _RUNNERS = frozenset({"exec", "eval", "builtins.exec", "builtins.eval"})
+# finders: by a constant name they hand out a spec or a loader, no module; by a computed
+# one they are computed imports (``spec_from_file_location(n, find_spec(name).origin)``)
+_FINDERS = frozenset({"importlib.util.find_spec", "importlib.find_loader",
+                      "pkgutil.find_loader", "pkgutil.get_loader"})
 _NAME_LOADERS = frozenset({"__import__", "builtins.__import__", "importlib.import_module",
-                           "importlib.__import__", "runpy.run_module",
-                           "importlib.util.find_spec", "importlib.find_loader",
-                           "pkgutil.find_loader", "pkgutil.get_loader"})
+                           "importlib.__import__", "runpy.run_module"}) | _FINDERS
 # loaders that take a file path: what they load is a file of the tree (seen as a module of the
 # tree, a vendored FA4 copy recognised by its content) or code outside it, trusted like any
 # outside import -- unless the tree holds FA4 under another name or spells flash_attn there
@@ -671,9 +673,10 @@ _HUB_LOADERS = frozenset({"kernels.get_kernel", "kernels.get_local_kernel",
                           "kernels.get_locked_kernel", "kernels.load_kernel",
                           "kernels.install_kernel"})
 _LOADERS = _RUNNERS | _NAME_LOADERS | _PATH_LOADERS | _METADATA_LOADERS | _HUB_LOADERS
-# packages outside the tree whose attention functions dispatch to FA4 by an argument
+# a package outside the tree whose attention functions dispatch to FA4 by an argument
 # (SGLang's ``sgl_kernel.flash_attn.*(..., ver=4)``); the route is not followed
-_VERSION_DISPATCH = ("sgl_kernel.flash_attn.", "ver")
+_VERSION_DISPATCHER = "sgl_kernel.flash_attn."
+_VERSION_KEYWORD = "ver"
 # modules whose attributes are loaders: ``getattr(importlib, name)``, ``m = importlib``
 _LOADER_MODULES = frozenset({"builtins", "importlib", "importlib.util", "importlib.machinery",
                              "runpy", "imp", "zipimport"})
@@ -936,16 +939,14 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
             if full in _CODE_RUNNERS:
                 _code_run(s, node, consts, parents)
             elif d == "__import__" or d.endswith(".__import__") \
+                    or full in _FINDERS \
                     or full in ("importlib.import_module", "runpy.run_module",
-                                "importlib.util.find_spec", "importlib.find_loader",
-                                "pkgutil.find_loader", "pkgutil.get_loader",
                                 "pkgutil.resolve_name", "pydoc.locate", "sys.modules.get",
                                 "sys.modules.setdefault", "sys.modules.pop",
                                 "sys.modules.__getitem__"):
                 arg = node.args[0] if node.args else None
                 c = _const_str(arg, consts) if arg is not None else None
-                if c is not None and full in ("importlib.util.find_spec", "importlib.find_loader",
-                                              "pkgutil.find_loader", "pkgutil.get_loader"):
+                if c is not None and full in _FINDERS:
                     continue        # a constant name: a spec or a loader, no module handed out
                 if c is not None and full in ("pkgutil.resolve_name", "pydoc.locate"):
                     # "pkg.mod:attr" names a module and an attribute; "pkg.mod.attr" is tried
@@ -966,15 +967,15 @@ def _expressions(s: FileSummary, tree: ast.Module, source: str) -> None:
                                                why.startswith("calls")))
                 if c is not None:
                     s.uses.append((node.lineno, node.col_offset + 1, ("mod", c, "")))
-            elif full.startswith(_VERSION_DISPATCH[0]) and (
-                    any(k.arg in (_VERSION_DISPATCH[1], None) and not (
+            elif full.startswith(_VERSION_DISPATCHER) and (
+                    any(k.arg in (_VERSION_KEYWORD, None) and not (
                         isinstance(k.value, ast.Constant) and k.value.value != 4)
                         for k in node.keywords)):
                 # a version chosen at run time, 4, or splatted keywords that may hold it
                 s.dynamic.append(DynamicImport(
                     node.lineno, node.col_offset + 1, " ".join((ast.unparse(node) or d)
                                                                .split())[:80], None, True,
-                    f"calls {full} with {_VERSION_DISPATCH[1]}= that may be 4, which runs "
+                    f"calls {full} with {_VERSION_KEYWORD}= that may be 4, which runs "
                     "FA4 by a route this pass does not follow", True))
             elif full.endswith("activate_flash_attention_impl"):
                 arg = node.args[0] if node.args else None
@@ -1189,12 +1190,6 @@ def _window_dicts(fn) -> set[str]:
     return out
 
 
-# the first position any FA4 entry point takes a window at: a call with more positional
-# arguments may hand one by position
-_FIRST_WINDOW_AT = min(i for params in N.PARAMS_B36.values() for i, p in enumerate(params)
-                       if p in N.WINDOW_KEYS)
-
-
 def _opaque_splat(fn, value) -> bool:
     """``**value`` may carry keys no text spells: a call's result (``**json.load(f)``), a dict
     display with a computed key (``**{"_".join(k): v}``), or a local bound to either or to a
@@ -1230,7 +1225,8 @@ def _blind_calls(tree: ast.Module, source: str, lazy=frozenset(), modname: str =
     With ``binds``, a callee read through the tree's own module-level names and
     imports counts as rooted only where those bindings make it a def or class of the tree (or
     a name from outside it): a name another module assigned (``from a import FN`` where ``a``
-    does ``FN = load()``) is not. Returns (line, col, callee text) for each."""
+    does ``FN = load()``) is not. Returns (line, col, callee text, spelled) for each:
+    ``spelled`` where the call names a window (what ``wide`` adds is not)."""
     import builtins
 
     def absolute(module, level):
@@ -1279,9 +1275,10 @@ def _blind_calls(tree: ast.Module, source: str, lazy=frozenset(), modname: str =
                     wdicts = _window_dicts(fn)
                 carries = any(k.arg is None and isinstance(k.value, ast.Name)
                               and k.value.id in wdicts for k in n.keywords)
+            spelled = carries
             if not carries and wide:
                 carries = sum(1 for a in n.args if not isinstance(a, ast.Starred)) > \
-                    _FIRST_WINDOW_AT or any(k.arg is None and _opaque_splat(fn, k.value)
+                    N.FIRST_WINDOW_AT or any(k.arg is None and _opaque_splat(fn, k.value)
                                             for k in n.keywords)
             if not carries:
                 continue
@@ -1312,7 +1309,8 @@ def _blind_calls(tree: ast.Module, source: str, lazy=frozenset(), modname: str =
             if isinstance(root, ast.Name) and root.id in ("self", "cls") and \
                     isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
                 continue            # self.method(...): a method of the class, followed in-tree
-            out.append((n.lineno, n.col_offset + 1, " ".join(ast.unparse(n.func).split())[:60]))
+            out.append((n.lineno, n.col_offset + 1, " ".join(ast.unparse(n.func).split())[:60],
+                        spelled))
     return out
 
 
@@ -1482,7 +1480,7 @@ def _import_context_changes(src: str) -> list[int]:
     (argv, path)`` over lines), a name ``sys`` imported by another spelling, ``__path__`` in
     code other than the ``extend_path`` idiom alone on its line, ``"sys"`` or a dunder of the
     import system in a string (``import_module("sys")``, ``globals()["__path__"]``), and the
-    words of ``_IMPORT_CONTEXT_RE``. Comments and strings are not code here."""
+    words and sets of ``_import_context_words``. Comments and strings are not code here."""
     context = _import_context_words(src)
     words = ("sys" in src, "__path__" in src, bool(context))
     if not any(words):
@@ -2512,16 +2510,13 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                    for _p, d in escaping)
         opaque = []         # calls that may hand a window by position or by unread keys
         for m, info in sorted(index.modules.items()):
-            spells = any(k in info.source for k in N.WINDOW_KEYS)
-            if info.error is None and (wide or spells) and info.tree is not None:
-                named = _blind_calls(info.tree, info.source, lazy, m, info.is_pkg, binds) \
-                    if spells else []
-                blind.extend((info.path, b) for b in named)
-                if wide:
-                    seen = {b[:2] for b in named}
-                    opaque.extend((info.path, b) for b in _blind_calls(
-                        info.tree, info.source, lazy, m, info.is_pkg, binds, True)
-                        if b[:2] not in seen)
+            if info.error is None and info.tree is not None and (
+                    wide or any(k in info.source for k in N.WINDOW_KEYS)):
+                found = _blind_calls(info.tree, info.source, lazy, m, info.is_pkg, binds, wide)
+                blind.extend((info.path, b[:3]) for b in found if b[3])
+                seen = {b[:2] for b in found if b[3]}
+                opaque.extend((info.path, b[:3]) for b in found
+                              if not b[3] and b[:2] not in seen)
         where = ", ".join(f"{p}:{d.line}" for p, d in escaping[:3]) + (
             f" and {len(escaping) - 3} more" if len(escaping) > 3 else "")
         for bp, (bl, bcol, bc) in blind:
