@@ -745,9 +745,19 @@ def _stores_in(tree: ast.Module, attr: str):
 
 
 _ANY_STORE_TEXT = re.compile(rb"setattr|__dict__|vars|exec|compile|namespace|loads?\b|"
-                            rb"deepcopy|update_wrapper|__setstate__")
+                            rb"deepcopy|update_wrapper|__setstate__|Unpickler")
 _DESERIALISERS = frozenset({"pickle", "cPickle", "marshal", "dill", "cloudpickle", "torch",
                             "joblib", "shelve", "jsonpickle"})
+_LOADERS = frozenset({"load", "loads", "Unpickler", "load_source"})
+
+
+def _dotted_root(f) -> str:
+    """The first name of a dotted callee (``torch`` of ``torch.serialization.load``)."""
+    while isinstance(f, ast.Attribute):
+        f = f.value
+    return f.id if isinstance(f, ast.Name) else ""
+
+
 _READ_DICT = frozenset({"get", "keys", "values", "items", "copy", "__contains__",
                         "__getitem__", "__len__", "__iter__"})
 
@@ -800,6 +810,12 @@ def _any_store_in(tree: ast.Module):
                 return n.lineno, "an object's __dict__ replaced"
             elif t is ast.Constant and n.value in ("__dict__", "__setattr__", "__setstate__"):
                 return n.lineno, f"{n.value} looked up by name"
+            elif t is ast.ImportFrom and n.module and \
+                    n.module.split(".")[0] in _DESERIALISERS and \
+                    any(a.name in _LOADERS for a in n.names):
+                # ``from torch import load as load_checkpoint``: called by another name
+                return n.lineno, f"{n.module}'s loader imported: it builds objects with any " \
+                    "attributes"
             elif t is ast.Call:
                 f = n.func
                 name = f.id if isinstance(f, ast.Name) else f.attr \
@@ -808,8 +824,13 @@ def _any_store_in(tree: ast.Module):
                     isinstance(f.value, ast.Name) else ""
                 if name in ("exec", "compile") and isinstance(f, ast.Name):
                     return n.lineno, f"{name}() runs code that may set attributes"
-                if name in ("load", "loads") and owner in _DESERIALISERS:
-                    return n.lineno, f"{owner}.{name}() builds objects with any attributes"
+                if name in ("load", "loads") and (owner in _DESERIALISERS or
+                                                   _dotted_root(f) in _DESERIALISERS):
+                    return n.lineno, f"{owner or _dotted_root(f)}...{name}() builds objects " \
+                        "with any attributes"
+                if name == "__setstate__":
+                    # torch's ``Module.__setstate__`` is ``self.__dict__.update(state)``
+                    return n.lineno, "__setstate__() sets any attributes"
                 if name == "deepcopy" and len(n.args) + len(n.keywords) > 1:
                     return n.lineno, "deepcopy with a memo may put any value in a copy"
                 if name == "update_wrapper":

@@ -260,6 +260,9 @@ KEYWORD_TUPLE, KEYWORD_LIST = "keyword (tuple)", "keyword (list)"
 KEYWORD_ANY = "keyword (any sequence)"
 SEQUENCE_FORM = "window_size=<"
 FAMILIES = ("keyword", "positional", KEYWORD_TUPLE, KEYWORD_LIST, KEYWORD_ANY)
+# every form but the other sequences' (the base a call of ``KEYWORD_ANY`` and positional
+# forms is judged on before the other sequences are joined in, as unknown where only they fail)
+_PLAIN = "keyword or positional"
 
 
 def merged_forms(forms) -> frozenset:
@@ -279,7 +282,7 @@ def in_family(form: str, family: str | None) -> bool:
     """Is the sandbox's call form named ``form`` one of ``family`` (None: every form)?"""
     if SEQUENCE_FORM in form:
         return family == KEYWORD_ANY
-    if family is None:
+    if family is None or family == _PLAIN:
         return True
     if form.startswith("positional"):
         return family == "positional"
@@ -309,10 +312,15 @@ class ChainResult:
         fams = sorted(merged_forms(forms) & set(self.families))
         if not forms or not fams:
             return self
-        res = self.families[fams[0]] if len(fams) == 1 else self
         if KEYWORD_ANY in fams:
-            res = self._other_sequences(res)
-        return res
+            # every keyword form (and the positional ones where the call uses them) as
+            # judged, the other sequences joined in by ``_other_sequences``: the family of
+            # ``KEYWORD_ANY`` itself holds them, so starting from it would keep a failure on
+            # them alone as broken
+            rest = [f for f in fams if f != KEYWORD_ANY]
+            base = "keyword" if not rest else _PLAIN
+            return self._other_sequences(self.families.get(base, self))
+        return self.families[fams[0]] if len(fams) == 1 else self
 
     def _other_sequences(self, res: "ChainResult") -> "ChainResult":
         """``res`` with the judgement of the other sequence forms joined in: a release where
@@ -1032,7 +1040,7 @@ class Runner:
                     again.append((i, key, consts | seen))
                     continue
                 full = self._judge_chain(key[0], key[1], ans)
-                for fam in FAMILIES:
+                for fam in FAMILIES + (_PLAIN,):
                     full.families[fam] = self._judge_chain(key[0], key[1], ans, fam)
                 out[i] = self._chain_cache[key] = full
             todo = again

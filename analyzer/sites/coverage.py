@@ -115,7 +115,8 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
             return set()
         seen.add((fnkey, name, side, line))
         if name not in fn.defs or name in fn.globals:
-            return {("unk", f"{name} (not a local)", None)}
+            return _module_level(solver, fn, name, side) or \
+                {("unk", f"{name} (not a local)", None)}
         out = set()
         for kind, payload, _ in reaching_defs(fn, name, line):
             if kind == "expr":
@@ -160,6 +161,27 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
             # comparisons lie): outside the ints and None every wrapper is proved on
             return {("unk", f"{expr_label(expr)} is {made}", None, expr_label(expr))}
     return {("unk", expr_label(expr), None)}
+
+
+def _module_level(solver: Solver, fn, name: str, side) -> set | None:
+    """What a name read from its module's scope can be as a side, where the flow knows it:
+    every value an int or None constant, or an expression the IR keeps opaque (arithmetic:
+    ``NO_WINDOW = -(1 << 31)``, labelled "..."); None otherwise (an import, a container...)."""
+    if side is not None:
+        return None
+    try:
+        vals = solver.eval(fn_context(solver, fn), Name(id=name))
+    except RecursionError:
+        return None
+    out: set = set()
+    for v, _ in vals:
+        if isinstance(v, Const) and (v.value is None or type(v.value) is int):
+            out.add(("none",) if v.value is None else ("int", v.value))
+        elif isinstance(v, Opaque) and v.reason == "expression" and v.param_of is None:
+            out.add(("unk", "...", None))
+        else:
+            return None
+    return out or None
 
 
 def _tested_name(test) -> str | None:

@@ -865,6 +865,66 @@ def mutating_chain(raw: bytes, i: int, n: int) -> bool:
     return mutating_mention(raw, i, n)
 
 
+_METHOD_CALL = re.compile(rb"(?:[ \t]*(?:\.[ \t]*[A-Za-z_]\w*|\[[^\]\n]*\]))*[ \t]*\."
+                          rb"[ \t]*([A-Za-z_]\w*)[ \t]*\(")
+# methods that read an object and change nothing of the classes the pass meets
+_READING_METHODS = frozenset({"get", "keys", "values", "items", "copy", "index", "count",
+                              "startswith", "endswith", "format", "join", "split", "strip",
+                              "lower", "upper", "__repr__", "__str__"})
+
+
+_ONE_ATTR_STORE = re.compile(rb"[ \t]*\.[ \t]*([A-Za-z_]\w*)[ \t]*(?:[-+*/|&^%@]|//|\*\*|<<|>>)?=(?!=)")
+
+
+def object_changed(raw: bytes, i: int, n: int, reads=None) -> bool:
+    """``mutating_chain`` for an object (an instance a module makes, a class, what a decorator
+    made): also any method called through it (``CAUSAL.to_te()``, ``fix.register(...)``,
+    ``Window.adopt(w)``), which may change it or what it reads. A store to one attribute
+    that no code run reads (not in ``reads``, not special) changes nothing that runs; a
+    window keyword argument (``window_size=CAUSAL``) is the value handed on, a read."""
+    after = raw[i + n:i + n + 200]
+    if after.lstrip(b" \t")[:1] == b"(":
+        return False        # called: an instance made, or what the callable returns
+    if reads is not None:
+        m = _ONE_ATTR_STORE.match(after)
+        if m is not None:
+            attr = m.group(1).decode()
+            if attr not in reads and not attr.startswith("__") and attr != "_value_":
+                return False
+    line_start = raw.rfind(b"\n", 0, i) + 1
+    before = _DOTTED_TAIL.sub(b"", raw[line_start:i]).rstrip(b" \t")
+    kw = _KEYWORD_ARG.search(before)
+    a = after.lstrip(b" \t")[:1]
+    if kw is not None and kw.group(1).decode() in _WINDOW_KEYWORDS and a in (b",", b")", b"\n"):
+        return False
+    if mutating_chain(raw, i, n):
+        return True
+    m = _METHOD_CALL.match(raw, i + n)
+    return m is not None and m.group(1).decode() not in _READING_METHODS
+
+
+def object_changed_elsewhere(files: dict, name: str, skip: dict, reads) -> str:
+    """The first file of ``files`` that names the object ``name`` where it may change it
+    (``object_changed``), leaving out the lines ``skip`` (path -> set of line numbers) holds:
+    the code the sandbox itself runs. "" when none."""
+    from analyzer.sites.attrstores import _in_string_or_comment
+
+    needle = name.encode()
+    for rel in sorted(files):
+        raw = files[rel]
+        if needle not in raw:
+            continue
+        lines = skip.get(rel, ())
+        for i in _word_at(raw, needle):
+            if _in_string_or_comment(raw, i):
+                continue
+            if lines and raw.count(b"\n", 0, i) + 1 in lines:
+                continue
+            if object_changed(raw, i, len(name), reads):
+                return rel
+    return ""
+
+
 def mutating_mention(raw: bytes, i: int, n: int) -> bool:
     """Can the name at ``raw[i:i+n]`` (a module-level container another file names) change it
     there? Read off the text, erring towards yes: a subscript store or ``del``, a mutating

@@ -318,6 +318,17 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
                         out.append(Escape(path, p.lineno, p.col_offset + 1,
                                           f"{node.id}.{p.attr}: the code {what} an attribute of "
                                           "the checked wrapper, which may change what it does"))
+                    elif isinstance(p, ast.Attribute) and p.value is node \
+                            and isinstance(p.ctx, ast.Load) and p.attr not in _INERT_ATTRS \
+                            and not (_holds_wrapped(vals, judge) and _special(p.attr)):
+                        # an attribute read off the checked wrapper may be what it wraps:
+                        # torch's compile/disable keep the function they wrap as
+                        # ``_torchdynamo_orig_callable``, and ``functools.wraps`` copies the
+                        # wrapped function's attributes onto the wrapper
+                        out.append(Escape(path, p.lineno, p.col_offset + 1,
+                                          f"{node.id}.{p.attr}: an attribute read off the "
+                                          "checked wrapper may give back the FA4 function it "
+                                          "wraps"))
                 if not raw and not mods:
                     continue
                 if mods and not raw:

@@ -23,7 +23,7 @@ from analyzer.sites.attrstores import _binds, _class_bindings, statement_binding
 from analyzer.sites import pairs as P
 from analyzer.sites.astutil import (index as astutil_index, indexed, parent as parent_of,
                                     walk)
-from analyzer.sites.coverage import site_line
+from analyzer.sites.coverage import FROM_CALLER, site_line
 from analyzer.sites.flow_base import Unloaded, expr_label
 from analyzer.sites.flow import (ClassRef, FAFunc, FuncRef, container_escapes, fn_context,
                                  reaching_defs)
@@ -65,6 +65,11 @@ class WindowValues:
     # what a proved wrapper's runs do not cover at this call (positional arguments the
     # wrapper's own signature may bind to the window)
     chain_gaps: tuple = ()
+    # sides the tree itself computes and the flow cannot bound (``sw - 1``, ``~n``, ``-(1 <<
+    # 31)``, ``w * scale``, a bare int where a pair goes): the convention on values from
+    # outside (None, ints >= -1, pairs) says nothing about them, so a wrapper proved on it
+    # proves nothing here
+    beyond: tuple = ()
 
 
 class Judge:
@@ -144,7 +149,7 @@ class Judge:
         ``REG["a"]["local"] = ...``, ``inner = WIN[0]``, ``fill(REG["a"])``: a mutating method
         or a store through any chain, an alias, a call's argument), or a module that runs
         ``exec``. "" when none."""
-        from analyzer.sites.detached import changed_elsewhere, mutating_chain
+        from analyzer.sites.detached import changed_elsewhere, mutating_chain, object_changed_elsewhere
 
         info = self.index.modules.get(modname)
         if info is not None and _RUNS_EXEC.search(info.raw):
@@ -157,7 +162,13 @@ class Judge:
                 or isinstance(x, ast.Call) and _callee_name(x) in _MUTABLE_MAKERS
                 for x in ast.walk(v))
 
-        kept = set()
+        def made(v) -> bool:
+            # an object a call makes (an instance of a class of the tree, a weak proxy, a
+            # partial): what its methods read may be changed through it
+            return v is not None and any(isinstance(x, ast.Call) and _callee_name(x) not in
+                                         _IMMUTABLE_MAKERS for x in ast.walk(v))
+
+        kept, objects = set(), set()
         for src in srcs:
             try:
                 tree = ast.parse(src)
@@ -167,11 +178,20 @@ class Judge:
                 if isinstance(st, (ast.Assign, ast.AnnAssign)) and mutable(st.value):
                     targets = st.targets if isinstance(st, ast.Assign) else [st.target]
                     kept |= {t.id for t in targets if isinstance(t, ast.Name)}
-                elif isinstance(st, ast.ClassDef) and any(
-                        isinstance(b, (ast.Assign, ast.AnnAssign)) and mutable(b.value)
-                        for b in st.body):
-                    kept.add(st.name)
-        if not kept:
+                elif isinstance(st, (ast.Assign, ast.AnnAssign)) and made(st.value):
+                    targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                    objects |= {t.id for t in targets if isinstance(t, ast.Name)}
+                elif isinstance(st, ast.ClassDef):
+                    if any(isinstance(b, (ast.Assign, ast.AnnAssign)) and mutable(b.value)
+                           for b in st.body):
+                        kept.add(st.name)
+                    # a class: its attributes, methods and members (an Enum's ``_value_``)
+                    # may be set through it, its instances or a hook it runs
+                    objects.add(st.name)
+                elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                        st.decorator_list:
+                    objects.add(st.name)    # what a decorator made (``singledispatch``)
+        if not kept and not objects:
             return ""
         files = {rel: other.raw for rel, other in self.index.by_path.items()}
         for name in sorted(kept):
@@ -179,6 +199,35 @@ class Judge:
             if rel:
                 return (f"{name}, kept at the top of its module, is named in {rel} where it "
                         "may change after the module's statements ran")
+        # the code the sandbox runs (the extracted statements of this module) is no "elsewhere"
+        skip: dict = {}
+        reads: set = set()
+        for src in srcs:
+            try:
+                for x in ast.walk(ast.parse(src)):
+                    if isinstance(x, ast.Attribute):
+                        reads.add(x.attr)
+                    elif isinstance(x, ast.Constant) and isinstance(x.value, str):
+                        reads.add(x.value)
+            except (SyntaxError, ValueError):
+                reads = None
+                break
+        if info is not None and info.tree is not None:
+            text = info.raw.decode("utf-8", "replace")
+            joined = "\n".join(srcs)
+            for st in BH.module_statements(info.tree):
+                seg = ast.get_source_segment(text, st)
+                if seg and seg.strip() and seg.strip().splitlines()[-1].strip() in joined \
+                        and seg.strip().splitlines()[0].strip() in joined:
+                    lo = min([st.lineno] + [d.lineno for d in
+                                            getattr(st, "decorator_list", ())])
+                    skip.setdefault(info.path, set()).update(range(lo, st.end_lineno + 1))
+        for name in sorted(objects - kept):
+            rel = object_changed_elsewhere(files, name, skip, reads)
+            if rel:
+                return (f"{name}, an object its module makes, is named in {rel} where it may "
+                        "be changed (an attribute stored, a method called, handed to a call or "
+                        "another name) after the module's statements ran")
         return ""
 
     def _outside_callee(self, path: str, func) -> str | None:
@@ -639,6 +688,10 @@ class Judge:
                     "proved on (None and integers)")
         if wv.chain_gaps:
             return f"not proved by {label} for this call: {wv.chain_gaps[0]}"
+        if wv.beyond:
+            return (f"the call passes {wv.beyond[0]}, a value the tree computes and the flow "
+                    f"cannot bound: {label} was proved on None and integers >= -1 in pairs "
+                    "(the convention on values from outside), which says nothing about it")
         if wv.extra_keywords:
             reads = self.chain_reads(v)
             read = set(wv.extra_keywords) if _ANY_NAME in reads else reads & wv.extra_keywords
@@ -1196,6 +1249,50 @@ def _shape_mismatch(why: str) -> bool:
 _ATTRIBUTE_READ = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\Z")
 
 
+def _outside_domain(solver, site) -> str:
+    """A value a window site can hold that the domain wrappers are proved on (None, ints >=
+    -1) does not cover: an int below -1, a constant of another type, or a side the tree
+    computes and the flow cannot bound (``_beyond_convention``); "" when there is none."""
+    from analyzer.sites.coverage import window_values
+
+    expr = solver.exprs[site.expr_id]
+    for side in ((0, 1) if site.key == "window_size" else (None,)):
+        for a in sorted(window_values(solver, site.fn, expr, side, line=site_line(site)),
+                        key=repr):
+            if a[0] == "int" and a[1] < -1:
+                return str(a[1])
+            if len(a) > 3:
+                return repr(a[3])
+            if _beyond_convention(a):
+                return a[1]
+    return ""
+
+
+# a numeric computation's result: its value may be anything of its type (``math.floor(w *
+# 1.5)`` is -2 for w = -1, ``float(...)`` a float), whatever its arguments are
+_NUMERIC_CALL = re.compile(r"(?:(?:math|cmath|operator|numpy|np|torch)\.\w+|float|int|round|"
+                           r"divmod|pow|sum|complex)\(")
+
+
+def _beyond_convention(atom) -> bool:
+    """A side ``coverage.window_values`` cannot bound that the tree computes by arithmetic or
+    a numeric function (``sw - 1``, ``~n``, ``w * scale``, ``math.floor(...)``: -2 or -1.0 for
+    a sentinel -1), or a bare int where a pair goes. The convention on values the flow cannot
+    follow (None, ints >= -1, as pairs) says nothing about them: a wrapper proved on it proves
+    nothing for them. (A parameter's value, an attribute read, an element of a container, a
+    helper's result are values the convention stands for.)"""
+    if atom[0] != "unk" or len(atom) != 3 or atom[2] is not None:
+        return False
+    why = atom[1]
+    if _shape_mismatch(why):
+        return True
+    if why.startswith(FROM_CALLER) and ": " in why:
+        why = why.split(": ", 1)[1]
+    why = re.sub(r" \(via [^()]*\)\Z", "", why)
+    # the IR keeps arithmetic, comparisons and other expressions it does not model opaque
+    return why == "..." or bool(_NUMERIC_CALL.match(why))
+
+
 def _sets_attribute(tree, attr: str, dashed: str) -> int:
     """The first line of ``tree`` that may set an attribute named ``attr``: a store to it,
     a keyword of that name, a class-level binding of it, the name as a string, or a
@@ -1362,6 +1459,12 @@ def _maybe_namespace_write(raw: bytes) -> bool:
     return any(n in mods for n in names)
 
 
+# calls whose results no code can change (values, or objects without state)
+_IMMUTABLE_MAKERS = frozenset({"tuple", "frozenset", "int", "float", "str", "bool", "bytes",
+                               "complex", "range", "len", "min", "max", "abs", "round",
+                               "sorted", "repr", "hash", "isinstance", "issubclass", "ord",
+                               "chr", "getenv", "TypeVar", "namedtuple", "NamedTuple",
+                               "compile", "object"})
 _MUTABLE_MAKERS = frozenset({"dict", "list", "set", "defaultdict", "OrderedDict", "deque",
                              "Counter", "SimpleNamespace", "ChainMap", "bytearray"})
 
@@ -2723,7 +2826,7 @@ def decide(calls, solver, text, judge: Judge) -> None:
     for c in pending:
         plan = {"pairs": set(), "left": set(), "right": set(), "has_left": False,
                 "has_right": False, "unknown": [], "forms": set(), "exprs": [],
-                "opairs": set(), "oleft": set(), "oright": set(), "ints": set(), "outside": set(),
+                "opairs": set(), "oleft": set(), "oright": set(), "ints": set(), "outside": set(), "beyond": set(),
                 "mapped": set(), "map_left": set(), "map_right": set()}
         scoped = _scope_gaps(judge, c)
         plan["scope_gaps"] = scoped
@@ -2739,6 +2842,15 @@ def decide(calls, solver, text, judge: Judge) -> None:
             if splat is not None and id(splat) in helped:
                 plan["forms"].add("keyword")
                 plan["helped"] = helped[id(splat)]
+                # the helper was proved on the domain (None, ints >= -1): a side the tree
+                # passes outside it (``-(1 << 31)``, ``sw - 1``, ``-1.0``) is not covered
+                odd = _outside_domain(solver, site) if site is not None else ""
+                if odd:
+                    why = (f"{site.key} at {site.path}:{site.pos[0]} can be {odd}, handed to "
+                           f"**{helped[id(splat)]}(...), which was proved on None and integers "
+                           ">= -1 only")
+                    plan["unknown"].append(why)
+                    plan["beyond"].add(why)
                 continue
             overwritten = _overwritten(c, site, splat) or \
                 _guard_hidden(judge, solver, c, site, splat)
@@ -2767,6 +2879,8 @@ def decide(calls, solver, text, judge: Judge) -> None:
                         plan["ints"].add(a[1])
                     elif len(a) > 3:
                         plan["outside"].add(f"{a[3]!r} at {site.path}:{site.pos[0]}")
+                    elif _beyond_convention(a):
+                        plan["beyond"].add(f"{site.key} at {site.path}:{site.pos[0]}: {a[1]}")
             if site.key == "window_size":
                 p, unk = _pair_values(solver, site.fn, expr, line=site_line(site))
                 if unk or not branchy:
@@ -2893,6 +3007,7 @@ def decide(calls, solver, text, judge: Judge) -> None:
                           open_pairs=opairs,
                           outside=tuple(sorted({P.fmt_pair(*p) for p in bad}
                                                | plan["outside"])),
+                          beyond=tuple(sorted(plan["beyond"])),
                           mapped=frozenset(plan["mapped"]),
                           extra_keywords=_extra_keywords(c["call"]),
                           chain_gaps=tuple(_wrapper_positionals(judge, solver, c)))

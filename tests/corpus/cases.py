@@ -4867,5 +4867,140 @@ case("wrapper_tells_the_sandbox_by_an_error_message/twin", {"m.py": _TELLS.forma
     detector="", test="window_size is not None")},
      "import m\nm.run(1, 2, 3)\n", "safe", why="(None, 0)")
 
+# 254. a side the tree computes by arithmetic, handed to a wrapper that maps exactly -1: a
+# layer whose ``sliding_window`` is the sentinel -1 passes ``-1 - 1 = -2``, which the wrapper
+# lets through. The wrapper was proved on the convention (None, ints >= -1) and that proof
+# was taken for the computed side: false "safe". A side the tree computes (arithmetic, a
+# numeric function, a bare int where a pair goes) is not covered by the convention. The twin
+# passes the attribute itself (a value from outside: the convention stands for it)
+_COMPUTED = (FA.replace("flash_attn_func,", "flash_attn_func as _raw,") + """
+
+def _side(x):
+    return None if x == -1 else x
+
+
+def te_compat(fn):
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        return fn(q, k, v, causal=causal, window_size=(_side(window_size[0]),
+                                                        _side(window_size[1])))
+    return inner
+
+
+flash_attn_func = te_compat(_raw)
+
+
+class Layer:
+    def __init__(self, sliding_window):
+        self.sliding_window = sliding_window
+
+    def forward(self, q, k, v):
+        return flash_attn_func(q, k, v, causal=True, window_size=({left}, 0))
+""")
+case("computed_side_through_an_exactly_minus_one_wrapper",
+     {"m.py": _COMPUTED.format(left="self.sliding_window - 1")},
+     "import m\nm.Layer(-1).forward(1, 2, 3)\n", "unknown",
+     why="sliding_window -1 gives -2, which the wrapper passes: FA4 gets (-2, 0)")
+case("computed_side_through_an_exactly_minus_one_wrapper/twin",
+     {"m.py": _COMPUTED.format(left="self.sliding_window")},
+     "import m\nm.Layer(-1).forward(1, 2, 3)\n", "safe", why="(None, 0)")
+
+# 255. an object a module makes, changed by another module: ``CAUSAL = Window(None, 0)`` and
+# ``window_size=CAUSAL.pair()`` was run in the sandbox on the module's own statements, while
+# ``compat`` hands CAUSAL to a helper that stores ``w.left = -1`` at import: false "safe". An
+# object (an instance a module makes, a class, a decorated function) named elsewhere where it
+# may change (an attribute stored, a method called, handed to a call or another name) is not
+# proved by running its module (the call site's own method call counts too: a precision
+# loss). The twin makes its Window at the call
+_WINDOWS = """class Window:
+    def __init__(self, left, right):
+        self.left, self.right = left, right
+
+    def pair(self):
+        return (self.left, self.right)
+
+
+CAUSAL = Window(None, 0)
+"""
+_MODEL = FA + "\nimport compat  # noqa: F401\nfrom windows import CAUSAL\n\n\n" \
+    "def run(q, k, v):\n    return flash_attn_func(q, k, v, causal=True, " \
+    "window_size=CAUSAL.pair())\n"
+case("module_object_changed_by_another_module",
+     {"windows.py": _WINDOWS, "model.py": _MODEL,
+      "compat.py": "import windows\n\n\ndef adopt_te(w):\n    w.left = -1\n\n\n"
+                   "adopt_te(windows.CAUSAL)\n"},
+     "import model\nmodel.run(1, 2, 3)\n", "unknown", why="compat sets left -1: (-1, 0)")
+case("module_object_changed_by_another_module/twin",
+     {"windows.py": _WINDOWS, "model.py": _MODEL.replace(
+         "from windows import CAUSAL", "from windows import Window").replace(
+         "CAUSAL.pair()", "Window(None, 0).pair()"),
+      "compat.py": "import windows\n\n\ndef adopt_te(w):\n    w.left = -1\n"},
+     "import model\nmodel.run(1, 2, 3)\n", "safe", why="(None, 0)")
+
+# 256. an attribute read off a checked wrapper: ``torch.compiler.disable`` keeps the function
+# it wraps as ``_torchdynamo_orig_callable``, and ``functools.wraps`` copies that attribute
+# onto the normaliser around it, so ``fa._torchdynamo_orig_callable`` is raw FA4. Calls through
+# it were no FA4 calls: false "safe". Any attribute read off a checked wrapper (but its name
+# and docs) may give back what it wraps. The twin reads its __name__
+_DISABLE = """import functools
+import torch
+from flash_attn.cute.interface import flash_attn_func as _raw
+
+
+def _side(x):
+    return None if x is not None and x < 0 else x
+
+
+def te_compat(fn):
+    @functools.wraps(fn)
+    def inner(q, k, v, causal=False, window_size=(None, None)):
+        return fn(q, k, v, causal=causal, window_size=(_side(window_size[0]),
+                                                        _side(window_size[1])))
+    return inner
+
+
+fa = te_compat(torch.compiler.disable(_raw))
+
+
+def run(q, k, v):
+    f = {pick}
+    return f(q, k, v, causal=True, window_size=(-1, 0))
+"""
+case("attribute_read_off_a_checked_wrapper",
+     {"m.py": _DISABLE.format(pick="fa._torchdynamo_orig_callable")},
+     "import m\nm.run(1, 2, 3)\n", "unknown", why="the raw FA4 gets (-1, 0)")
+case("attribute_read_off_a_checked_wrapper/twin",
+     {"m.py": _DISABLE.format(pick="fa if fa.__name__ else None")},
+     "import m\nm.run(1, 2, 3)\n", "safe", why="through the normaliser: (None, 0)")
+
+# 257. attributes set by a loader under another name: ``from torch import load as
+# load_checkpoint`` (or ``torch.serialization.load``, or ``__setstate__``) rebuilds a layer
+# whose window the flow read from ``__init__`` only: false "safe". A loader imported by name,
+# a dotted deserialiser and a ``__setstate__`` call set attributes the text does not spell.
+# The twin builds the layer itself
+_LOADED = FA + """{imp}
+
+class Layer:
+    def __init__(self):
+        self.window = (None, 0)
+
+    def forward(self, q, k, v):
+        return flash_attn_func(q, k, v, causal=True, window_size=self.window)
+
+
+def build(path=None):
+    return {make}
+"""
+case("attributes_set_by_a_loader_imported_by_name",
+     {"m.py": _LOADED.format(imp="import pickle\nfrom pickle import loads as restore\n",
+                             make="restore(path) if path else Layer()"),
+      "save.py": "import pickle\nimport m\n\n\ndef blob():\n    layer = m.Layer()\n"
+                 "    return layer\n"},
+     "import m, pickle\nlayer = m.Layer()\nlayer.window = (-1, 0)\n"
+     "m.build(pickle.dumps(layer)).forward(1, 2, 3)\n", "unknown",
+     why="the pickled layer holds (-1, 0)")
+case("attributes_set_by_a_loader_imported_by_name/twin",
+     {"m.py": _LOADED.format(imp="", make="Layer()")},
+     "import m\nm.build().forward(1, 2, 3)\n", "safe", why="(None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
