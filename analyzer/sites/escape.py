@@ -320,7 +320,8 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
                                           "the checked wrapper, which may change what it does"))
                     elif isinstance(p, ast.Attribute) and p.value is node \
                             and isinstance(p.ctx, ast.Load) and p.attr not in _INERT_ATTRS \
-                            and not (_holds_wrapped(vals, judge) and _special(p.attr)):
+                            and not (_holds_wrapped(vals, judge) and _special(p.attr)) \
+                            and p.attr not in _chain_sets(judge, chained):
                         # an attribute read off the checked wrapper may be what it wraps:
                         # torch's compile/disable keep the function they wrap as
                         # ``_torchdynamo_orig_callable``, and ``functools.wraps`` copies the
@@ -346,6 +347,26 @@ def find(solver, index, judge, calls, may_hold=None) -> list[Escape]:
     for e in out:
         uniq.setdefault((e.path, e.line, e.col), e)
     return [uniq[k] for k in sorted(uniq)]
+
+
+def _chain_sets(judge, chained) -> set:
+    """The attributes the code of the chains of ``chained`` stores (``inner.enabled = True``):
+    read off the wrapper they give what that code put there, not what it wraps. Every
+    attribute of a layer whose code does not parse is left out (none is its own)."""
+    out: set = set()
+    for v in chained:
+        for w in v.chain:
+            lay = judge.layer(w)
+            if lay.opaque or not lay.module:
+                continue
+            for src in judge.runner.modules[lay.module].sources:
+                try:
+                    tree = ast.parse(src)
+                except (SyntaxError, ValueError):
+                    continue
+                out |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                        and isinstance(n.ctx, ast.Store)}
+    return out
 
 
 def _special(attr: str) -> bool:
