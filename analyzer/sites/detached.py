@@ -783,23 +783,33 @@ _READING_CALLS = re.compile(rb"(?:\b(?:dict|list|tuple|set|len|print|repr|str|so
                             rb"isinstance|copy|deepcopy|any|all|sum|json\.dumps))[ \t]*\($")
 
 
-def changed_elsewhere(files: dict, own: str | None, name: str, changes=None) -> str:
+def changed_elsewhere(files: dict, own: str | None, name: str, changes=None,
+                     skip=None) -> str:
     """The first file of ``files`` (path -> bytes) other than ``own`` (None: every file)
     that names ``name`` outside strings and comments where it may change it, or "".
     ``changes(raw, i, n)`` reads one mention: ``mutating_mention`` (the default: the flow's
-    module dicts, where a read of an item is no change) or ``mutating_chain``."""
+    module dicts, where a read of an item is no change), ``mutating_chain`` or
+    ``object_changed``. ``skip`` (path -> set of line numbers) leaves out the code the
+    sandbox itself runs."""
     from analyzer.sites.attrstores import _in_string_or_comment
 
     changes = changes or mutating_mention
+    skip = skip or {}
     needle = name.encode()
     for rel in sorted(files):
         if rel == own:
             continue
         raw = files[rel]
-        if needle in raw and any(not _in_string_or_comment(raw, i)
-                                 and changes(raw, i, len(name))
-                                 for i in _word_at(raw, needle)):
-            return rel
+        if needle not in raw:
+            continue
+        lines = skip.get(rel, ())
+        for i in _word_at(raw, needle):
+            if _in_string_or_comment(raw, i):
+                continue
+            if lines and raw.count(b"\n", 0, i) + 1 in lines:
+                continue
+            if changes(raw, i, len(name)):
+                return rel
     return ""
 
 
@@ -901,28 +911,6 @@ def object_changed(raw: bytes, i: int, n: int, reads=None) -> bool:
         return True
     m = _METHOD_CALL.match(raw, i + n)
     return m is not None and m.group(1).decode() not in _READING_METHODS
-
-
-def object_changed_elsewhere(files: dict, name: str, skip: dict, reads) -> str:
-    """The first file of ``files`` that names the object ``name`` where it may change it
-    (``object_changed``), leaving out the lines ``skip`` (path -> set of line numbers) holds:
-    the code the sandbox itself runs. "" when none."""
-    from analyzer.sites.attrstores import _in_string_or_comment
-
-    needle = name.encode()
-    for rel in sorted(files):
-        raw = files[rel]
-        if needle not in raw:
-            continue
-        lines = skip.get(rel, ())
-        for i in _word_at(raw, needle):
-            if _in_string_or_comment(raw, i):
-                continue
-            if lines and raw.count(b"\n", 0, i) + 1 in lines:
-                continue
-            if object_changed(raw, i, len(name), reads):
-                return rel
-    return ""
 
 
 def mutating_mention(raw: bytes, i: int, n: int) -> bool:

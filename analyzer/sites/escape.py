@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 import fa4_patch.names as N
-from analyzer.sites import bindings as B
+from analyzer.sites import behaviour as BH, bindings as B
 from analyzer.sites.astutil import (enclosing_function, flat_statements, index as index_tree,
                                     indexed, parent as _parent_of, sub_bodies, walk)
 from analyzer.sites.flow import ExtRef, FAFunc, FuncRef, ListVal, ModRef, Opaque
@@ -353,19 +353,26 @@ def _chain_sets(judge, chained) -> set:
     """The attributes the code of the chains of ``chained`` stores (``inner.enabled = True``):
     read off the wrapper they give what that code put there, not what it wraps. Every
     attribute of a layer whose code does not parse is left out (none is its own)."""
+    memo = judge.__dict__.setdefault("_chain_sets_memo", {})
     out: set = set()
     for v in chained:
         for w in v.chain:
             lay = judge.layer(w)
             if lay.opaque or not lay.module:
                 continue
-            for src in judge.runner.modules[lay.module].sources:
-                try:
-                    tree = ast.parse(src)
-                except (SyntaxError, ValueError):
-                    continue
-                out |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
-                        and isinstance(n.ctx, ast.Store)}
+            if lay.module not in memo:
+                stores: set = set()
+                for src in judge.runner.modules[lay.module].sources:
+                    try:
+                        tree = BH._syntax(src)[0]
+                    except ValueError:
+                        tree = None
+                    if tree is not None:
+                        stores |= {n.attr for n in ast.walk(tree)
+                                   if isinstance(n, ast.Attribute)
+                                   and isinstance(n.ctx, ast.Store)}
+                memo[lay.module] = frozenset(stores)
+            out |= memo[lay.module]
     return out
 
 

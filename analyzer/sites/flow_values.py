@@ -223,6 +223,9 @@ class Values:
         entries = set()
         opaque = set()
         ctx = _FnCtx(self, fn, False)
+        # a key the call passes by keyword replaces what a mapping argument holds for it
+        # (``dict(kw, window_size=fixed)``; with ``**kw`` holding it, the call raises)
+        named = {kw for kind, kw, _, _ in call.args if kind == "k"}
         for kind, kw, e, apos in call.args:
             if kind == "k":
                 if kw in WINDOW_KEYS:
@@ -233,6 +236,8 @@ class Values:
                         if isinstance(v, DictVal):
                             for ent in v.entries:
                                 site = ent.site
+                                if site.key in named:
+                                    continue
                                 if site.style == "dict-literal" and style == "update":
                                     site = Site(site.path, site.pos, site.key, "update", site.fn,
                                                 site.expr_id, site.tspan)
@@ -242,7 +247,8 @@ class Values:
                 for v, f in self.eval(ctx, e):
                     if isinstance(v, DictVal):
                         for ent in v.entries:
-                            entries.add(WinEntry(ent.site, ent.facts | f | g, ent.via))
+                            if ent.site.key not in named:
+                                entries.add(WinEntry(ent.site, ent.facts | f | g, ent.via))
                         opaque |= v.opaque
                     elif isinstance(v, ListVal):
                         opaque.add(f"{style} from a list of pairs ({expr_label(e)})")
@@ -445,11 +451,15 @@ class Values:
         fn = ctx.fn if getattr(ctx, "fn", None) is not None else ctx.mod.top
         entries = set()
         opaque = set()
-        for k, v, pos in e.items:
+        for i, (k, v, pos) in enumerate(e.items):
             if k is None:
+                # a key written by a later item of the display replaces what the merge put
+                # there (``{**kw, "window_size": fixed}``)
+                later = {k2.value for k2, _, _ in e.items[i + 1:] if isinstance(k2, Lit)}
                 for w, f in self.eval(ctx, v):
                     if isinstance(w, DictVal):
-                        entries |= {WinEntry(x.site, x.facts | f, x.via) for x in w.entries}
+                        entries |= {WinEntry(x.site, x.facts | f, x.via) for x in w.entries
+                                    if x.site.key not in later}
                         opaque |= w.opaque
                     else:
                         opaque.add(_why(w))

@@ -25,7 +25,7 @@ from analyzer.sites.astutil import (index as astutil_index, indexed, parent as p
                                     walk)
 from analyzer.sites.coverage import FROM_CALLER, site_line
 from analyzer.sites.flow_base import Unloaded, expr_label
-from analyzer.sites.flow import (ClassRef, FAFunc, FuncRef, container_escapes, fn_context,
+from analyzer.sites.flow import (ClassRef, DictVal, FAFunc, FuncRef, container_escapes, fn_context,
                                  reaching_defs)
 from analyzer.sites.ir import Attr, Call, Either, ListExpr, Lit, Name, Subscript
 from analyzer.sites.model import CallVerdict
@@ -149,7 +149,7 @@ class Judge:
         ``REG["a"]["local"] = ...``, ``inner = WIN[0]``, ``fill(REG["a"])``: a mutating method
         or a store through any chain, an alias, a call's argument), or a module that runs
         ``exec``. "" when none."""
-        from analyzer.sites.detached import changed_elsewhere, mutating_chain, object_changed_elsewhere
+        from analyzer.sites.detached import changed_elsewhere, mutating_chain, object_changed
 
         info = self.index.modules.get(modname)
         if info is not None and _RUNS_EXEC.search(info.raw):
@@ -169,10 +169,14 @@ class Judge:
                                          _IMMUTABLE_MAKERS for x in ast.walk(v))
 
         kept, objects = set(), set()
+        trees = []
         for src in srcs:
             try:
-                tree = ast.parse(src)
-            except (SyntaxError, ValueError):
+                trees.append(BH._syntax(src)[0])
+            except ValueError:
+                trees.append(None)
+        for tree in trees:
+            if tree is None:
                 continue
             for st in tree.body:
                 if isinstance(st, (ast.Assign, ast.AnnAssign)) and mutable(st.value):
@@ -201,17 +205,16 @@ class Judge:
                         "may change after the module's statements ran")
         # the code the sandbox runs (the extracted statements of this module) is no "elsewhere"
         skip: dict = {}
-        reads: set = set()
-        for src in srcs:
-            try:
-                for x in ast.walk(ast.parse(src)):
+        reads: set | None = set()
+        if None in trees:
+            reads = None
+        else:
+            for tree in trees:
+                for x in ast.walk(tree):
                     if isinstance(x, ast.Attribute):
                         reads.add(x.attr)
                     elif isinstance(x, ast.Constant) and isinstance(x.value, str):
                         reads.add(x.value)
-            except (SyntaxError, ValueError):
-                reads = None
-                break
         if info is not None and info.tree is not None:
             text = info.raw.decode("utf-8", "replace")
             joined = "\n".join(srcs)
@@ -223,7 +226,8 @@ class Judge:
                                             getattr(st, "decorator_list", ())])
                     skip.setdefault(info.path, set()).update(range(lo, st.end_lineno + 1))
         for name in sorted(objects - kept):
-            rel = object_changed_elsewhere(files, name, skip, reads)
+            rel = changed_elsewhere(files, None, name,
+                                    lambda raw, i, n: object_changed(raw, i, n, reads), skip)
             if rel:
                 return (f"{name}, an object its module makes, is named in {rel} where it may "
                         "be changed (an attribute stored, a method called, handed to a call or "
@@ -1162,13 +1166,20 @@ def _guard_hidden(judge, solver, c, site, splat) -> str:
     Where the guard is false the key is absent, None or falsy -- so the old entry (present,
     not None, truthy: a tuple or list display, a nonzero int) cannot be what reaches the call.
     Only a single-condition ``if`` at the top level of the calling function, whose body
-    makes the store before anything that can leave it, and a dict name bound once."""
+    makes the store before anything that can leave it, and a dict name bound once. The
+    entry may also be one a caller hands the function's own ``**kwargs`` parameter
+    (``forward(q, k, v, window_size=(-1, 0))``): it is there before the first statement."""
     fn = c["fn"]
-    if site is None or splat is None or splat[0] != "N" or site.fn != fn.key or fn.ir is None \
+    if site is None or splat is None or splat[0] != "N" or fn.ir is None \
             or splat[1] in fn.loop_defined or fn.def_count.get(splat[1], 0) != 1:
         return ""
     call_line = c["call"][3][0] if c["call"][3] and isinstance(c["call"][3][0], int) else None
-    at = site_line(site)
+    if site.fn == fn.key:
+        at = site_line(site)
+    elif _caller_entry(solver, fn, splat[1], site):
+        at = -1                 # before the function's first statement
+    else:
+        return ""
     info = judge.index.by_path.get(fn.mod.path)
     if not call_line or not at or info is None or info.tree is None:
         return ""
@@ -1196,6 +1207,19 @@ def _guard_hidden(judge, solver, c, site, splat) -> str:
             if not isinstance(inner, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)):
                 break
     return ""
+
+
+def _caller_entry(solver, fn, name: str, site) -> bool:
+    """``site`` is an entry that a caller of ``fn`` hands its ``**name`` parameter (a keyword
+    argument, or an entry of a dict the caller splats), not one written into that dict
+    after the call began (by ``fn`` or a helper it hands the dict to)."""
+    defs = fn.defs.get(name, ())
+    if len(defs) != 1 or defs[0][0] != "param" or defs[0][1][1] != "kw":
+        return False
+    if any(ent.site == site for ent in solver.local_mutations(fn, name)[0]):
+        return False
+    return any(isinstance(v, DictVal) and any(ent.site == site for ent in v.entries)
+               for v, _ in solver.param_values(fn, name, defs[0][1]))
 
 
 def _key_guard(test, d: str, key: str) -> str | None:
@@ -1253,19 +1277,24 @@ def _outside_domain(solver, site) -> str:
     """A value a window site can hold that the domain wrappers are proved on (None, ints >=
     -1) does not cover: an int below -1, a constant of another type, or a side the tree
     computes and the flow cannot bound (``_beyond_convention``); "" when there is none."""
+    for a in sorted(_side_atoms(solver, site), key=repr):
+        if a[0] == "int" and a[1] < -1:
+            return str(a[1])
+        if len(a) > 3:
+            return repr(a[3])
+        if _beyond_convention(a):
+            return a[1]
+    return ""
+
+
+def _side_atoms(solver, site):
+    """Every value atom (``coverage.window_values``) a window site's sides can hold: both
+    sides of a ``window_size`` pair, or the one bound of a split key."""
     from analyzer.sites.coverage import window_values
 
     expr = solver.exprs[site.expr_id]
     for side in ((0, 1) if site.key == "window_size" else (None,)):
-        for a in sorted(window_values(solver, site.fn, expr, side, line=site_line(site)),
-                        key=repr):
-            if a[0] == "int" and a[1] < -1:
-                return str(a[1])
-            if len(a) > 3:
-                return repr(a[3])
-            if _beyond_convention(a):
-                return a[1]
-    return ""
+        yield from window_values(solver, site.fn, expr, side, line=site_line(site))
 
 
 # a numeric computation's result: its value may be anything of its type (``math.floor(w *
@@ -2499,12 +2528,18 @@ def _splat_gaps(judge, solver, c) -> list[str]:
                 continue                                  # a ** splat
             if isinstance(p, ast.Subscript) and p.value is n:
                 continue                                  # kw[...] read or store
+            if isinstance(p, ast.Dict) and any(kk is None and vv is n
+                                               for kk, vv in zip(p.keys, p.values)):
+                continue                                  # {**kw, ...}: a copy, read
             if isinstance(p, ast.Attribute) and p.value is n and p.attr in _DICT_METHODS_FOLLOWED:
                 continue
             if isinstance(p, (ast.Compare, ast.If, ast.BoolOp, ast.UnaryOp)):
                 continue
             if isinstance(p, ast.Call) and n in p.args and _in_tree_callee(solver, fn, p):
                 continue                                  # the flow follows it into the helper
+            if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and \
+                    p.func.id == "dict" and not _binds_name(info.tree, "dict"):
+                continue                                  # dict(kw, ...): a copy, read
             if isinstance(p, ast.Call):
                 out.append(f"**{name}: the dict is handed to {ast.unparse(p.func)}(...), which "
                            "may put any window in it")
@@ -2514,6 +2549,25 @@ def _splat_gaps(judge, solver, c) -> list[str]:
                 out.append(f"**{name}: the dict is used where the flow does not follow it "
                            f"({type(p).__name__})")
     return out
+
+
+def _binds_name(tree, name: str) -> bool:
+    """Some statement of ``tree`` binds ``name`` (a store, a ``def``/``class``, an import, a
+    ``global``), so that it may not be the builtin."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                n.name == name:
+            return True
+        if isinstance(n, (ast.Import, ast.ImportFrom)) and any(
+                (a.asname or a.name.split(".")[0]) == name or a.name == "*" for a in n.names):
+            return True
+        if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
+            return True
+        if isinstance(n, ast.arg) and n.arg == name:
+            return True
+    return False
 
 
 def _splat_helpers_proved(judge, solver, c, text) -> dict:
@@ -2873,14 +2927,13 @@ def decide(calls, solver, text, judge: Judge) -> None:
             branchy = enum.branches(site)
             # every int a side can be, bounded or not (a parameter's default of -2): in the
             # grid the wrappers are run on
-            for side in ((0, 1) if site.key == "window_size" else (None,)):
-                for a in window_values(solver, site.fn, expr, side, line=site_line(site)):
-                    if a[0] == "int":
-                        plan["ints"].add(a[1])
-                    elif len(a) > 3:
-                        plan["outside"].add(f"{a[3]!r} at {site.path}:{site.pos[0]}")
-                    elif _beyond_convention(a):
-                        plan["beyond"].add(f"{site.key} at {site.path}:{site.pos[0]}: {a[1]}")
+            for a in _side_atoms(solver, site):
+                if a[0] == "int":
+                    plan["ints"].add(a[1])
+                elif len(a) > 3:
+                    plan["outside"].add(f"{a[3]!r} at {site.path}:{site.pos[0]}")
+                elif _beyond_convention(a):
+                    plan["beyond"].add(f"{site.key} at {site.path}:{site.pos[0]}: {a[1]}")
             if site.key == "window_size":
                 p, unk = _pair_values(solver, site.fn, expr, line=site_line(site))
                 if unk or not branchy:

@@ -5002,5 +5002,69 @@ case("attributes_set_by_a_loader_imported_by_name/twin",
      {"m.py": _LOADED.format(imp="", make="Layer()")},
      "import m\nm.build().forward(1, 2, 3)\n", "safe", why="(None, 0)")
 
+# 258. a dict display that merges another dict and then writes the window key
+# (``{**kw, "window_size": fixed}``): the later key replaces the merged entry. Both entries
+# were read as reaching FA4: a false "broken" with a counterexample that never runs. The
+# broken tree writes the key first and merges after it (the merged dict's (-1, 0) wins)
+_MERGE = FA + """
+
+def forward(q, k, v, causal):
+    kw = {{"window_size": {first}, "causal": causal}}
+    kw = {merged}
+    return flash_attn_func(q, k, v, **kw)
+"""
+case("dict_display_merge_then_key",
+     {"attn.py": _MERGE.format(first="(-1, 0)", merged='{"window_size": (None, 0), **kw}')},
+     "import attn\nattn.forward(1, 2, 3, True)\n", "unsafe",
+     why="the merged entry (-1, 0) comes after the literal key and wins")
+case("dict_display_merge_then_key/twin",
+     {"attn.py": _MERGE.format(first="(-1, 0)", merged='{**kw, "window_size": (None, 0)}')},
+     "import attn\nattn.forward(1, 2, 3, True)\nattn.forward(1, 2, 3, False)\n", "safe",
+     why="the literal key after the merge replaces (-1, 0)")
+
+# 259. ``dict(kw, window_size=fixed)``: a keyword of ``dict(...)`` (or ``update``) replaces
+# what its mapping argument holds for that key. Read as both: a false "broken". The broken
+# tree overrides another key and keeps the mapping's (-1, 0)
+case("dict_call_keyword_replaces_mapping",
+     {"attn.py": _MERGE.format(first="(-1, 0)", merged="dict(kw, causal=True)")},
+     "import attn\nattn.forward(1, 2, 3, True)\n", "unsafe",
+     why="dict(kw, causal=True) keeps kw's (-1, 0)")
+case("dict_call_keyword_replaces_mapping/twin",
+     {"attn.py": _MERGE.format(first="(-1, 0)",
+                               merged="dict(kw, window_size=(None, 0) if causal else "
+                                      "(None, None))")},
+     "import attn\nattn.forward(1, 2, 3, True)\nattn.forward(1, 2, 3, False)\n", "safe",
+     why="the keyword replaces kw's (-1, 0)")
+
+# 260. a function that takes ``**kwargs`` and fixes the window in it under a guard on that
+# key (``if "window_size" in kwargs: kwargs["window_size"] = ...``): the entry a caller
+# hands it is there before the guard, so the guard is true wherever it is present and the
+# store replaces it. The caller's (-1, 0) was read as reaching FA4: a false "broken". The
+# twin stays unknown (the store reads the entry through a helper the flow does not run; an
+# outside caller's kwargs are not bounded), not broken; the broken tree has no guard
+_KWARGS_FIX = FA + """
+
+def _b(x):
+    return None if x is not None and x < 0 else x
+
+
+def forward(q, k, v, **kwargs):
+{fix}    return flash_attn_func(q, k, v, **kwargs)
+
+
+def model(q, k, v):
+    return forward(q, k, v, causal=True, window_size=(-1, 0))
+"""
+case("kwargs_parameter_fixed_under_a_guard",
+     {"attn.py": _KWARGS_FIX.format(fix="")},
+     "import attn\nattn.model(1, 2, 3)\n", "unsafe", why="(-1, 0) passes through")
+case("kwargs_parameter_fixed_under_a_guard/twin",
+     {"attn.py": _KWARGS_FIX.format(
+         fix='    if "window_size" in kwargs:\n        l, r = kwargs["window_size"]\n'
+             '        kwargs["window_size"] = (_b(l), _b(r))\n')},
+     "import attn\nattn.model(1, 2, 3)\n", "unknown", exhaustive=False,
+     why="fixed by the guarded store; not proved (the store's helper over the entry is not "
+         "run), and never broken")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
