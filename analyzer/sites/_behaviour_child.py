@@ -435,7 +435,10 @@ def _shaped(forms, params, shape):
                             args, {k: kwargs[k] for k in keys}))
         return out
     splat = (SPLAT, VALUE) in extra
-    extra = [kv for kv in extra if kv[0] != SPLAT]
+    # how the call passes ``causal``: absent (FA4's default) or a constant (None, 1, 0 are
+    # read as their truth); a wrapper may branch on either (``"causal" in kwargs``)
+    given = [v for k, v in extra if k == CAUSAL]
+    extra = [kv for kv in extra if kv[0] not in (SPLAT, CAUSAL)]
     # a ``**`` splat may carry any keyword the wrapper names: each such keyword as a value
     # that may not be looked at, and as True, False and None, beside the call without them
     fills = [None] + ([_Placeholder, True, False, None] if splat and SPLAT_KEYS[0] else [])
@@ -446,10 +449,34 @@ def _shaped(forms, params, shape):
             # an optional parameter given by position: its value is not known (None, FA4's
             # usual default, rather than a tensor stand-in)
             args = list(args) + [None] * (npos - len(args))
-        taken = set(params[:len(args)]) | set(kwargs)
+        by_name = {}
+        named = dict(extra)
+        if not form.startswith("positional") and npos < len(args) and \
+                all(p in named for p in params[npos:len(args)]):
+            # the tensors by keyword (``q=query, k=key, v=value``): stand-ins by those names
+            by_name = {p: args[i] for i, p in enumerate(params) if npos <= i < len(args)}
+            args = list(args[:npos])
+        note = ""
+        if given and "causal" in kwargs and \
+                ("causal" not in params or params.index("causal") >= len(args)):
+            # run once, under the band the call means: FA4's default (False) where it passes
+            # none, the constant's truth where it passes one
+            meant = False if given[0] == ABSENT else bool(given[0])
+            if kwargs["causal"] is not meant:
+                continue
+            kwargs = dict(kwargs)
+            if given[0] == ABSENT:
+                del kwargs["causal"]
+                note = ", no causal"
+            else:
+                kwargs["causal"] = given[0]
+                note = f", causal={given[0]!r}"
+        if by_name:
+            note += ", tensors by keyword"
+        taken = set(params[:len(args)]) | set(kwargs) | set(by_name)
         more = {k: (_Placeholder() if v == VALUE else v) for k, v in extra if k not in taken}
         for i, fill in enumerate(fills):
-            label = f"{form} + {npos} positional" + \
+            label = f"{form} + {npos} positional" + note + \
                 (f", {', '.join(sorted(more))}=" if more else "")
             got = dict(more)
             if i:
@@ -461,11 +488,11 @@ def _shaped(forms, params, shape):
                 got.update(spl)
                 label += (f", {', '.join(sorted(spl))}="
                           f"{'<value>' if fill is _Placeholder else fill} from a ** splat")
-            kw = {**kwargs, **got}
+            kw = {**by_name, **kwargs, **got}
             if order:
                 # the keywords in the order the call writes them (a wrapper may read it)
                 kw = {**{k: kw[k] for k in order if k in kw}, **kw}
-                if list(kw) != list({**kwargs, **got}):
+                if list(kw) != list({**by_name, **kwargs, **got}):
                     label += f", keywords in the order {', '.join(kw)}"
             out.append((label + (OUTSIDE if outside else ""), args, kw))
     return out
@@ -557,6 +584,8 @@ SPLAT_KEYS = [()]
 # or of this project's trusted fa4_patch only, hands them to FA4 untouched)
 TENSOR_VARIANTS = [True]
 SPLAT = "\0**"          # a call's ``**`` splat in a shape's keywords (``verdicts.call_shape``)
+CAUSAL = "\0causal"     # how the call passes ``causal`` in a shape's keywords
+ABSENT = "\0absent"     # ... not at all
 
 
 _Window = collections.namedtuple("Window", ["left", "right"])

@@ -230,7 +230,10 @@ class StoreIndex:
         # the dot and the name): a store's target need not be followed by ``=`` (``o.attr, x
         # = ...``, ``(o\n .attr) = ...``, ``for o.attr in ...``, ``with f() as o.attr``), so
         # every file that reads the attribute is read by its syntax tree
-        text_pat = re.compile(rb"\.(?:\s|\\\r?\n|#[^\n]*)*" + re.escape(needle)
+        # a private name (``self.__window`` in a class body) is stored from elsewhere under
+        # its mangled spelling (``layer._Attn__window = ...``)
+        mangled = rb"(?:_[A-Za-z0-9]\w*)?" if _private(attr) else b""
+        text_pat = re.compile(rb"\.(?:\s|\\\r?\n|#[^\n]*)*" + mangled + re.escape(needle)
                               + rb"(?!\w)|setattr\s*\(|__setattr__|__delattr__|__dict__|"
                               rb"\bvars\s*\(")
         for rel in sorted(self.data):
@@ -695,6 +698,21 @@ def _binds(bound: set, attr: str) -> str:
     return f"defines {hook}" if hook else ""
 
 
+def _private(attr: str) -> bool:
+    """A name Python mangles inside a class body (``__window``, not ``__init__``)."""
+    return attr.startswith("__") and not attr.endswith("__")
+
+
+_MANGLE_PREFIX = re.compile(r"_[A-Za-z0-9]\w*\Z")
+
+
+def _mangles_to(spelled, attr: str) -> bool:
+    """``spelled`` is ``attr`` as Python mangles it in some class (``_Attn__window`` for
+    ``__window``, whatever the class)."""
+    return isinstance(spelled, str) and _private(attr) and spelled != attr and \
+        spelled.endswith(attr) and bool(_MANGLE_PREFIX.match(spelled[:-len(attr)]))
+
+
 def _stores_in(tree: ast.Module, attr: str):
     """(line, owner) for each store of ``attr`` in one module: owner is the enclosing class
     when the store goes through its method's first parameter, else None. Reads the tree's
@@ -712,6 +730,10 @@ def _stores_in(tree: ast.Module, attr: str):
                 # a store in a function nested in a method (``def f(): self.w = ...``) is not
                 # among the method's stores the flow reads
                 yield n.lineno, _owner_of(n.value, direct=True)
+            elif _mangles_to(n.attr, attr) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                # ``obj._Attn__window = ...`` sets what ``self.__window`` reads in class
+                # ``Attn``: never among the stores the flow reads under the private name
+                yield n.lineno, None
             elif n.attr == "__dict__":
                 p = parent(n)
                 if isinstance(n.ctx, (ast.Store, ast.Del)):
@@ -723,7 +745,8 @@ def _stores_in(tree: ast.Module, attr: str):
         elif t is ast.Call and isinstance(n.func, ast.Name) and n.func.id == "setattr" \
                 and n.args:
             name = n.args[1] if len(n.args) > 1 else None
-            if not (isinstance(name, ast.Constant) and name.value != attr):
+            if not (isinstance(name, ast.Constant) and name.value != attr
+                    and not _mangles_to(name.value, attr)):
                 # the flow reads a method's plain stores only: what setattr stores is not
                 # among the values it knows, wherever it stands
                 yield n.lineno, None
@@ -735,7 +758,8 @@ def _stores_in(tree: ast.Module, attr: str):
             target = n.args[0] if on_type and n.args else n.func.value
             rest = n.args[1:] if on_type else n.args
             name = rest[0] if rest else None
-            if not (isinstance(name, ast.Constant) and name.value != attr):
+            if not (isinstance(name, ast.Constant) and name.value != attr
+                    and not _mangles_to(name.value, attr)):
                 yield n.lineno, None        # likewise: not a store the flow reads
         elif t is ast.Call and isinstance(n.func, ast.Name) and n.func.id == "vars" \
                 and n.args:

@@ -385,8 +385,13 @@ _INT_READERS = frozenset({"range", "slice", "divmod", "pow", "round", "format", 
 
 # code that tests ``causal`` itself (not only hands it on): ``causal is None``,
 # ``isinstance(causal, bool)``, ``if causal``, ``causal == 1``
-_TESTS_CAUSAL = re.compile(r"\bcausal\s*(?:is\b|==|!=|\bin\b|\band\b|\bor\b|:)|"
-                           r"isinstance\(\s*causal\b|\b(?:if|not|elif|while|and|or)\s+causal\b")
+# -- also read off a mapping: ``kwargs.get("causal") is None``, ``kw["causal"] == 1``,
+# ``isinstance(kwargs.get("causal"), bool)``, ``if kwargs.get("causal")``
+_CAUSAL_READ = r"(?:causal\b|[\w.]+\s*(?:\.\s*(?:get|pop)\s*\(|\[)\s*[\"']causal[\"'][^)\]]*[)\]])"
+_TESTS_CAUSAL = re.compile(r"(?:\bcausal|[\"']causal[\"'][^)\]\n]*[)\]])\s*"
+                           r"(?:is\b|==|!=|\bin\b|\band\b|\bor\b|:)|"
+                           r"isinstance\(\s*" + _CAUSAL_READ + "|"
+                           r"\b(?:if|not|elif|while|and|or)\s+" + _CAUSAL_READ)
 
 
 @functools.lru_cache(maxsize=1024)

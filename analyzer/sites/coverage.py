@@ -109,6 +109,12 @@ def window_values(solver: Solver, fnkey, expr, side, depth: int = 0, seen=None,
         got = _dict_entry_values(solver, fn, expr, side, depth, seen)
         if got is not None:
             return got
+    if isinstance(expr, Subscript) and isinstance(expr.index, Lit) \
+            and isinstance(expr.index.value, str) and expr.index.value not in WINDOW_KEYS \
+            and isinstance(expr.base, Name) and fn is not None and fn.ir is not None:
+        got = _display_item(solver, fn, expr, side, depth, seen, line)
+        if got is not None:
+            return got
     if isinstance(expr, Name) and fn is not None and fn.ir is not None:
         name = expr.id
         if (fnkey, name, side, line) in seen:
@@ -287,6 +293,44 @@ def _dict_entry_values(solver: Solver, fn, expr, side, depth: int, seen: set) ->
             at = e.site.pos[0] if e.site.pos and isinstance(e.site.pos[0], int) else None
             out |= window_values(solver, e.site.fn, solver.exprs[e.site.expr_id], side,
                                  depth + 1, seen, at)
+    return out or None
+
+
+def _display_item(solver: Solver, fn, expr, side, depth: int, seen: set, line) -> set | None:
+    """``w["left"]`` off a local dict built by a display with constant keys that nothing
+    changes (no item stored, no method, no call it is handed to, no alias): what the display
+    holds for that key. None when it is not such a dict (the caller's answer stands)."""
+    from analyzer.sites.flow_base import container_escapes
+    from analyzer.sites.ir import DictExpr
+
+    name, key = expr.base.id, expr.index.value
+    if name not in fn.defs or name in fn.globals or name in fn.loop_defined \
+            or fn.sub_stores.get(name) or fn.updates.get(name) or container_escapes(fn, name)[0]:
+        return None
+    try:
+        if solver._unfollowed_calls(fn, name) or any(True for _ in solver._helpers_given(fn, name)):
+            return None
+    except RecursionError:
+        return None
+    def displays(e):            # ``{...} if c else {...}``: each branch's display
+        if isinstance(e, Either):
+            a, b = displays(e.a), displays(e.b)
+            return None if a is None or b is None else a + b
+        return [e] if isinstance(e, DictExpr) else None
+
+    out: set = set()
+    for kind, payload, _ in reaching_defs(fn, name, line):
+        shown = displays(payload[0]) if kind == "expr" else None
+        if not shown:
+            return None
+        at = payload[1][0] if payload[1] and isinstance(payload[1][0], int) else None
+        for d in shown:
+            if any(k is None or not isinstance(k, Lit) for k, _, _ in d.items):
+                return None
+            hits = [v for k, v, _ in d.items if k.value == key]
+            if not hits:
+                return None
+            out |= window_values(solver, fn.key, hits[-1], side, depth + 1, seen, at)
     return out or None
 
 

@@ -875,6 +875,23 @@ def mutating_chain(raw: bytes, i: int, n: int) -> bool:
     return mutating_mention(raw, i, n)
 
 
+def attr_container_changed(raw: bytes, i: int, n: int) -> bool:
+    """``mutating_chain`` for a container an object holds in an attribute (``self.fa_kwargs``
+    read as a dict): only attribute mentions count (``.fa_kwargs``), and a plain store of the
+    attribute (``self.fa_kwargs = {...}``) does not -- the flow reads those stores. An item
+    stored (``layer.fa_kwargs["window_size"] = ...``), a mutating method, an in-place
+    operator, an alias (``kw = self.fa_kwargs``) or the container handed to a call may change
+    what every reader of the attribute gets."""
+    if not raw[:i].rstrip(b" \t").endswith(b"."):
+        return False
+    j = i + n
+    if _CHAIN_STEP.match(raw, j) is None:
+        rest = raw[j:j + 3].lstrip(b" \t")
+        if rest[:1] == b"=" and rest[:2] != b"==":
+            return False
+    return mutating_chain(raw, i, n)
+
+
 _METHOD_CALL = re.compile(rb"(?:[ \t]*(?:\.[ \t]*[A-Za-z_]\w*|\[[^\]\n]*\]))*[ \t]*\."
                           rb"[ \t]*([A-Za-z_]\w*)[ \t]*\(")
 # methods that read an object and change nothing of the classes the pass meets

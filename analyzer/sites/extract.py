@@ -113,6 +113,14 @@ class _Extractor:
                 # (``flow_base.reaching_defs``), so it is one more value the name may have
                 out[n0:n0] = [Assign(targets=[Name(id=n)], value=v, pos=None) for n, v in self.walrus]
                 self.walrus = []
+            if self.comp_stores:
+                # ``[... for self.window in ws]``, ``any(... for kw["window_size"] in ws)``: a
+                # comprehension's target that is an attribute or an item stores there on every
+                # round; read as a store of a value nothing knows, with no line (it hides no
+                # other binding)
+                out[n0:n0] = [Assign(targets=[tg], value=UNKNOWN, pos=None)
+                              for tg in self.comp_stores]
+                self.comp_stores = []
         return out
 
     def block(self, node, scope):
@@ -455,6 +463,16 @@ class _Extractor:
             self.pos(node, "def")
         elif t is cst.ImportAlias:
             self.pos(node, "alias")
+        if t is cst.CompFor:
+            tgt = self.target(node.target)
+            if not _names_only(tgt):
+                self.comp_stores.append(tgt)
+            self.generic(node.iter)
+            for c in node.ifs:
+                self.generic(c)
+            if node.inner_for_in is not None:
+                self.generic(node.inner_for_in)
+            return
         if t is cst.IfExp:  # fields are test, body, orelse; the source says body, test, orelse
             self.generic(node.body)
             self.generic(node.test)
@@ -476,6 +494,18 @@ class _Extractor:
 
     calls_in_generic: list
     walrus: list            # (name, value) of ``:=`` in the statement being read
+    comp_stores: list       # attribute / item targets of comprehensions in that statement
+
+
+def _names_only(target) -> bool:
+    """A comprehension target that binds names only (``x``, ``(a, *b)``)."""
+    if isinstance(target, Name):
+        return True
+    if isinstance(target, TupleExpr):
+        return all(_names_only(e) for e in target.elts)
+    if isinstance(target, Starred):
+        return _names_only(target.value)
+    return False
 
 
 def _unlined(stmts: list) -> list:
@@ -645,6 +675,7 @@ def extract(path: str, source: bytes, line_offset: int = 0) -> ModuleIR:
     ex.alloc_base = line_offset
     ex.calls_in_generic = []
     ex.walrus = []
+    ex.comp_stores = []
     ast_err = None
     body = ex.body(module.body, "")
     spans = _ast_spans(tree) if tree is not None else None
@@ -669,6 +700,7 @@ def extract(path: str, source: bytes, line_offset: int = 0) -> ModuleIR:
         ex2.alloc_base = line_offset
         ex2.calls_in_generic = []
         ex2.walrus = []
+        ex2.comp_stores = []
         body = ex2.body(module.body, "")
         mir = ModuleIR(path, body=body, positions="provider")
         ex = ex2

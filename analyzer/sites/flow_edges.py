@@ -7,6 +7,7 @@ other's through ``self``)."""
 from __future__ import annotations
 
 from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
+from analyzer.sites.flow_base import _deco_names
 from analyzer.sites.ir import Attr, Call, Name
 
 
@@ -32,21 +33,32 @@ class CallEdges:
         func = call.func
         out = []
         if isinstance(func, Attr) and func.attr == "apply":
+            # an autograd Function's ``apply`` runs its ``forward`` (ctx first); a class that
+            # defines ``apply`` itself is called like any method (below)
+            own = False
             for v, _ in self.eval(_FnCtx(self, fn, True), func.base):
                 if isinstance(v, ClassRef):
                     cls = self.clss.get(v.key)
-                    if cls is not None and "forward" in cls.methods:
+                    if cls is not None and "apply" in cls.methods:
+                        own = True
+                    elif cls is not None and "forward" in cls.methods:
                         out.append((cls.methods["forward"].key, 1))
-            return out
+            if not own:
+                return out
         if isinstance(func, Attr) and isinstance(func.base, Name) and fn.cls is not None \
                 and func.base.id == fn.first_param:
             m = fn.cls.methods.get(func.attr)
             if m is not None:
-                out.append((m.key, 1))
+                # ``self.helper(kw)``: a static method gets ``kw`` first
+                out.append((m.key, 0 if is_static_method(m) else 1))
             return out
         for v, _ in self.eval(_FnCtx(self, fn, True), func):
             if isinstance(v, FuncRef):
-                out.append((v.key, 0))
+                # ``Cls.method(...)``: a classmethod gets the class first
+                target = self.fns.get(v.key)
+                bound = isinstance(func, Attr) and target is not None and target.ir is not None \
+                    and "classmethod" in _deco_names(target.ir.decorators)
+                out.append((v.key, 1 if bound else 0))
             elif isinstance(v, ClassRef):
                 cls = self.clss.get(v.key)
                 if cls is not None and "__init__" in cls.methods:

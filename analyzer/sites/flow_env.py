@@ -230,13 +230,30 @@ class ImportsEnv:
         names = _constant_all(other)
         if names is None:
             names = [n for n in oenv if not n.startswith("_")]
+            # a package's submodules imported before (by any module: the pass does not
+            # order imports) are names of it too
+            subs = [n for n in self._submodules(tm) if not n.startswith("_")]
         elif names is _ANY_NAME:
             # an ``__all__`` the module computes, extends or imports may name any of its
             # names, one with a leading underscore too
             names = list(oenv)
+            subs = self._submodules(tm)
+        else:
+            subs = [n for n in names if n in self._submodules(tm)]
         for n in names:
             if n in oenv:
                 env[n] = oenv[n]
+        for n in subs:
+            # ``__all__ = ["flash"]`` in a package imports and binds its submodule ``flash``
+            sub = frozenset({(ModRef(f"{tm}.{n}", True), EMPTY)})
+            env[n] = sub if n not in names or n not in oenv else \
+                frozenset(self.force(oenv[n]) | sub)
+
+    def _submodules(self, tm: str) -> list:
+        """The names of the direct submodules of the tree's package ``tm``."""
+        depth = tm.count(".") + 1
+        return sorted(n.rsplit(".", 1)[1] for n in self.modnames
+                      if n.startswith(tm + ".") and n.count(".") == depth)
 
     def force(self, parts) -> frozenset:
         if isinstance(parts, frozenset):

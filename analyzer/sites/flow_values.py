@@ -7,7 +7,7 @@ other's through ``self``)."""
 from __future__ import annotations
 
 from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
-from analyzer.sites.flow_base import _is
+from analyzer.sites.flow_base import _READ_ONLY_CALLS, _is
 from analyzer.sites.ir import (Assign, Attr, Block, Call, DictExpr, Either, If, ListExpr, Lit,
                               Name, Starred, Subscript, Try, TupleExpr, Unknown, UnknownWhy)
 
@@ -131,10 +131,35 @@ class Values:
             memo[key] = changed_elsewhere(stores.data, path, name)
         return memo[key]
 
+    def _held_container_changed(self, attr: str, vals) -> str:
+        """Why a dict or list an object holds in attribute ``attr`` may hold other entries
+        than the stores of the attribute put there: a file that stores an item through the
+        attribute, calls a mutating method on it, aliases it or hands it to a call
+        (``detached.attr_container_changed``). "" when none does (or no text is at hand)."""
+        if not any(isinstance(v, (DictVal, ListVal)) for v, _ in vals):
+            return ""
+        stores = getattr(self, "attr_stores", None)
+        if stores is None:
+            return ""
+        memo = self.__dict__.setdefault("_held_changed", {})
+        if attr not in memo:
+            from analyzer.sites.detached import attr_container_changed, changed_elsewhere
+
+            rel = changed_elsewhere(stores.data, None, attr, attr_container_changed)
+            memo[attr] = (f"the container it holds is changed in place in {rel} (an item "
+                          "stored, a mutating method, an alias or a call's argument)") \
+                if rel else ""
+        return memo[attr]
+
     def _module_containers(self, vals) -> Vals:
         why = self.module_container_changed(vals)
         if not why:
             return vals
+        return self._with_reason(vals, why)
+
+    def _with_reason(self, vals, why: str) -> Vals:
+        """``vals`` with every dict and list among them marked as holding what ``why`` says the
+        flow cannot follow."""
         out = set()
         for v, f in vals:
             if isinstance(v, DictVal):
@@ -175,6 +200,7 @@ class Values:
                 e2, o2 = self._dict_from_args(fn, call, "update", g, skip_first=False)
             entries |= e2
             opaque |= o2
+        opaque |= self._unfollowed_calls(fn, name)
         # helpers that get the dict as an argument
         for guards, callee, pname, keymap in self._helpers_given(fn, name):
             inv = {v: k for k, v in keymap.items()}
@@ -185,6 +211,38 @@ class Values:
                     ent.via))
             opaque |= co
         return frozenset(entries), frozenset(opaque)
+
+    def _unfollowed_calls(self, fn: Fn, name: str) -> set:
+        """Calls of ``fn`` that hand the local ``name`` to something the flow does not follow
+        into (a callee it cannot resolve, a lambda, a parameter the argument does not map to
+        by name, ``*args``): what they write into the dict is not seen. A builtin that only
+        reads (``len``, ``dict``, ``print``), a splat and a window keyword hand nothing on."""
+        out = set()
+        for call, _guards, _tte in fn.calls:
+            if not any(_is(a.value, name) and a.kind not in ("*", "**") and
+                       a.kw not in WINDOW_KEYS for a in call.args):
+                continue
+            if isinstance(call.func, Name) and call.func.id in _READ_ONLY_CALLS:
+                continue
+            if isinstance(call.func, Attr) and _is(call.func.base, name):
+                continue                # a method of the dict itself (``_mutations``)
+            targets = self.static_callees(fn, call)
+            followed = bool(targets)
+            for target, shift in targets:
+                callee = self.fns.get(target)
+                if callee is None or callee.ir is None:
+                    followed = False
+                    break
+                src = self._arg_map(callee, fn, call, shift)[3]
+                if not any(not pname.startswith("*") and
+                           any(_is(x[0], name) and x[1] == fn.key for x in sources)
+                           for pname, sources in src.items()):
+                    followed = False
+                    break
+            if not followed:
+                out.add(f"{name} is handed to {expr_label(call.func)}(...), which the flow does "
+                        "not follow")
+        return out
 
     def _helpers_given(self, fn: Fn, name: str):
         """(guards, in-tree callee, its parameter, keymap) for each call of ``fn`` that hands
@@ -438,6 +496,9 @@ class Values:
                 out.add((FuncRef(cls.methods[attr].key), EMPTY))
             if not found:
                 out.add((Opaque(f"{fn.first_param}.{attr}"), EMPTY))
+            why = self._held_container_changed(attr, out)
+            if why:
+                out = set(self._with_reason(frozenset(out), f"{fn.first_param}.{attr}: {why}"))
             elif known:
                 stores = getattr(self, "attr_stores", None)
                 away = stores.detached(cls.ir.name, on_ctx) if stores is not None else ""

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterator, NamedTuple, Optional, Sequence
 
-IR_VERSION = 12
+IR_VERSION = 13
 
 
 # ----------------------------------------------------------------------------- expressions

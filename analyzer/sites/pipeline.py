@@ -73,6 +73,14 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     wrappers: Sequence[str] = ()
     t_start = time.perf_counter()
     root = Path(root)
+    conf = root             # where the audited tree's pyproject.toml lives
+    if not package_dir and (root / "__init__.py").is_file() and \
+            root.resolve().name.isidentifier():
+        # the folder audited is itself a package (``--tree myllm/``): its modules are
+        # ``myllm.x`` to the imports that name them (``from myllm.backends import fa``), as
+        # when its parent folder is audited with this package as the package folder
+        package_dir = root.resolve().name
+        root = root.resolve().parent
     top = root / package_dir if package_dir else root
     if not top.is_dir():
         raise AuditError(f"{top}: not a folder")
@@ -104,8 +112,8 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
         opts = {"package_dir": package_dir, "fa4_modules": sorted(fa4_modules),
                 "resolvers": [(r.label, r.variant) for r in (resolvers or P.default_resolvers())],
                 "params": fa4_params, "max": _max_bytes(), "unread": unread,
-                "pyproject": (root / "pyproject.toml").read_text()
-                if (root / "pyproject.toml").is_file() else ""}
+                "pyproject": (conf / "pyproject.toml").read_text()
+                if (conf / "pyproject.toml").is_file() else ""}
         rkey = C.report_key(data, opts)
         hit = C.load_report(rkey)
         if isinstance(hit, SitesReport):
@@ -159,7 +167,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
         # put on ``sys.path`` inside one of them is not a folder the graph knows
         index.unread_dirs = tuple(sorted(p.relative_to(root).as_posix() for p in unentered))
         sums = RC.summaries(index, use_cache)
-        declared = RC.declared_modules(root, fa4_modules)
+        declared = RC.declared_modules(conf, fa4_modules)
         # FA4 vendored by another distribution (vLLM's vllm.vllm_flash_attn.cute) and
         # imported from outside the tree
         declared += [m for m in RC.vendored_elsewhere(index, sums) if m not in declared]

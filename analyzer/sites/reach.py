@@ -60,6 +60,7 @@ class DynamicImport:
     why: str = ""
     direct: bool = False    # the window call is made right there (not through an escape)
     loader: str = ""        # "value" | "path": a loader used where its argument cannot be read
+    message: str = ""       # the finding's whole message, where the fields above do not say it
 
 
 @dataclass(frozen=True)
@@ -306,8 +307,35 @@ def _params(fn: ast.FunctionDef) -> set[str]:
     return {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
 
 
+def _module_level_statements(tree: ast.Module):
+    """The statements of a module's top level, also under ``if``/``try``/``with``/loops
+    there: not in functions or classes."""
+    todo = list(tree.body)
+    while todo:
+        st = todo.pop(0)
+        yield st
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for f in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for x in getattr(st, f, None) or ():
+                if isinstance(x, (ast.excepthandler, ast.match_case)):
+                    todo.extend(x.body)
+                elif isinstance(x, ast.stmt):
+                    todo.append(x)
+
+
+def _module_level_defs(tree: ast.Module) -> dict:
+    """The functions a module defines at its top level, also under ``if``/``try``/``with``/
+    loops there (``if _HAS_CUTE: def flash_attn_func(...)``): not in functions or classes."""
+    out: dict = {}
+    for st in _module_level_statements(tree):
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.setdefault(st.name, st)
+    return out
+
+
 def _is_vendored(tree: ast.Module) -> bool:
-    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    defs = _module_level_defs(tree)
     entries = 0
     for name in N.ENTRY_POINTS:
         fn = defs.get(name)
@@ -812,7 +840,10 @@ _LOADER_PARTS = tuple(
        for w in ("exec", "eval", "__import__")])
 
 
-_LAZY_RE = re.compile(r"^(?:async[ \t]+)?def[ \t]+__getattr__[ \t]*\(", re.M)
+# a module ``__getattr__``: defined, or assigned (``__getattr__, __dir__, __all__ =
+# lazy.attach(...)``, ``__getattr__ = _lazy``), at any indentation (under an ``if``/``try``)
+_LAZY_RE = re.compile(r"^[ \t]*(?:(?:async[ \t]+)?def[ \t]+__getattr__[ \t]*\(|"
+                      r"[^\n#=]*\b__getattr__\b[^\n#=]*=(?!=))", re.M)
 
 
 def _absolute_from(modname: str, is_pkg: bool, module: str, level: int) -> str:
@@ -2247,6 +2278,66 @@ class Reach:
             or dotted in self.holders
 
 
+def _ambiguous_imports(index: TreeIndex, sums: dict, reaching: set, is_origin) -> list:
+    """Imports that several modules of the tree answer to, one of which reaches FA4: ``import
+    ops`` with ``ops.py`` and ``src/ops.py`` (or ``src/model/ops.py``), a package beside its
+    stub or build copy (``tests/stubs/pkg``, ``build/lib/pkg``), a namespace package split
+    over two folders. Which one Python loads is the first folder on ``sys.path`` that holds
+    it (the script's own folder, a ``src`` layout, the working directory): the pass, which
+    follows one, cannot tell what the imported name holds. One finding per importing
+    module and name."""
+    by_suffix: dict[str, list] = {}
+    for name in index.modules:
+        parts = name.split(".")
+        for i in range(len(parts)):
+            by_suffix.setdefault(".".join(parts[i:]), []).append(name)
+
+    def reaches(c: str) -> bool:
+        return c in reaching or is_origin(c) or any(r.startswith(c + ".") for r in reaching)
+
+    def on_path(c: str, name: str, above: set) -> bool:
+        # a folder Python may search: the tree's root, a folder above the importer (its
+        # script's folder, a ``src`` layout), or a folder that is no package and holds the
+        # named package (``src/pkg``, ``build/lib/pkg``, ``tests/stubs/pkg``, a namespace
+        # portion ``plugins/ns/fa.py``); not the inside of another package, and not a lone
+        # module of another script's folder (``docs/example/utils.py`` for ``import utils``)
+        folder = c[:-len(name)].rstrip(".")
+        if not folder or folder in above:
+            return True
+        info = index.modules.get(folder)
+        if info is not None and info.is_pkg:
+            return False
+        top = index.modules.get(f"{folder}.{name.split('.')[0]}")
+        return "." in name or (top is not None and top.is_pkg)
+
+    out = []
+    for m, sm in sorted(sums.items()):
+        done = set()
+        parts = m.split(".")
+        above = {".".join(parts[:i]) for i in range(1, len(parts))}
+        for line, col, ref in sm.uses:
+            if ref[0] not in ("imp", "mod", "star"):
+                continue
+            names = [ref[1]] + ([f"{ref[1]}.{ref[2]}"] if ref[0] == "imp" else [])
+            for name in names:
+                cands = sorted(c for c in set(by_suffix.get(name, ())) - {m}
+                               if on_path(c, name, above))
+                if name in done or len(cands) < 2 or not any(reaches(c) for c in cands):
+                    continue
+                done.add(name)
+                paths = [index.modules[c].path for c in cands]
+                hit = next(index.modules[c].path for c in cands if reaches(c))
+                shown = ", ".join(paths[:4]) + (f" and {len(paths) - 4} more"
+                                                 if len(paths) > 4 else "")
+                out.append((index.modules[m].path, DynamicImport(
+                    line, col, f"import {name}", None, True, "", False,
+                    message=(f"import of {name}: {len(cands)} modules of the tree answer to "
+                             f"that name ({shown}), and Python loads the first its search "
+                             f"path holds; {hit} reaches FA4, so what the name holds here "
+                             "cannot be judged"))))
+    return out
+
+
 def compute(index: TreeIndex, sums: dict[str, FileSummary],
             declared: Iterable[str] = ()) -> Reach:
     declared = tuple(sorted({d.strip() for d in declared if d and d.strip()}))
@@ -2276,7 +2367,7 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
     bind_cache: dict[str, dict] = {}
     chain_cache: dict[tuple, set] = {}
     # modules with a PEP 562 ``__getattr__``: a name they do not bind is what it returns
-    lazy = {m for m, info in index.modules.items() if "def __getattr__" in info.source
+    lazy = {m for m, info in index.modules.items() if "__getattr__" in info.source
             and _LAZY_RE.search(info.source)}
 
     importer = [""]     # the module whose import is being resolved (set by ref_fa4)
@@ -2321,7 +2412,11 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
 
     def lazy_fa4(mod: str) -> bool:
         tm = tree(mod)
-        return tm is not None and tm in lazy and (tm in reaching or bool(exports.get(tm)))
+        # a lazy package (``lazy_loader.attach``, ``attach_stub``) loads its names from its
+        # submodules: one of them reaching FA4 may be what a name of it is
+        return tm is not None and tm in lazy and (
+            tm in reaching or bool(exports.get(tm))
+            or any(c in reaching for c in children.get(tm, ())))
 
     def origin_attr(mod: str, attr: str) -> bool:
         # an entry point, a submodule, or any other name of FA4 that may carry a window
@@ -2404,10 +2499,21 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
             return None
         if kind == "star":
             tm = tree(ref[1])
-            return ref[1] if (is_origin(ref[1]) or exports.get(tm or "", set())) else None
+            return ref[1] if (is_origin(ref[1]) or exports.get(tm or "", set())
+                              or star_submodules(tm)) else None
         if kind == "name":
             return f"{m}.{ref[1]}" if ref[1] in exports[m] else None
         return None
+
+    def star_submodules(tm: str | None) -> set:
+        """The submodules of package ``tm`` that reach FA4: ``from tm import *`` binds them
+        where ``__all__`` names them or where they were imported before (which the pass does
+        not order), so each may be bound by the star."""
+        if not tm or tm not in index.modules or not index.modules[tm].is_pkg:
+            return set()
+        depth = tm.count(".") + 1
+        return {c.rsplit(".", 1)[1] for c in children.get(tm, ())
+                if c.count(".") == depth and (c in reaching or module_has_fa4(c))}
 
     def bindings(m: str) -> dict:
         if m not in bind_cache:
@@ -2438,7 +2544,8 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                 if name == "*":
                     for ref in refs:
                         tm = tree(ref[1])
-                        src = N.WINDOW_ENTRIES if is_origin(ref[1]) else exports.get(tm or "", ())
+                        src = N.WINDOW_ENTRIES if is_origin(ref[1]) else \
+                            set(exports.get(tm or "", ())) | star_submodules(tm)
                         for n in list(src):
                             if n not in exports[m]:
                                 exports[m].add(n)
@@ -2490,6 +2597,25 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                     line, col, text, None, True,
                     "a string names FA4 where no import of it is read: whatever reads it "
                     "may load FA4", False)))
+    # a module ``__getattr__`` made by code outside the tree (``__getattr__, __dir__, __all__ =
+    # lazy.attach(...)``, ``attach_stub``): the names it hands out are loaded by a mechanism
+    # the pass does not read, from the package's submodules (one of which reaches FA4) or
+    # anywhere else -- a computed import that escapes
+    for m in sorted(lazy):
+        info = index.modules[m]
+        if not (m in reaching or any(c in reaching for c in children.get(m, ()))):
+            continue
+        t = info.bare_tree
+        for st in (_module_level_statements(t) if t is not None else ()):
+            if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and any(
+                    isinstance(x, ast.Name) and x.id == "__getattr__"
+                    for tg in (st.targets if isinstance(st, ast.Assign) else [st.target])
+                    for x in ast.walk(tg)):
+                escaping.append((info.path, DynamicImport(
+                    st.lineno, st.col_offset + 1, "__getattr__ = ...", None, True,
+                    "a module __getattr__ made by a call: the names it hands out are loaded "
+                    "where the pass does not look, and may be FA4", False)))
+                break
     # a change to where Python finds modules (``sys.path``, a package's ``__path__``, an
     # import hook): a module from outside the tree, whatever its name, may be FA4's code
     changes = [(index.modules[m].path, c) for m in sorted(index.modules)
@@ -2536,6 +2662,7 @@ def compute(index: TreeIndex, sums: dict[str, FileSummary],
                 f"to callees nothing resolves pass arguments past FA4's first window "
                 f"position or splat keys no text spells ({op}:{ol} {oc}(...)"
                 + (f"; {more}" if more else "") + "): FA4 may get a window there", True)))
+    dyn_unknown.extend(_ambiguous_imports(index, sums, reaching, is_origin))
     r = Reach(origins, vendored, declared, reaching, how, dyn_unknown, dyn_fa4, torch, errors)
     r.exports = {m: sorted(v) for m, v in exports.items() if v}
     # modules that bind FA4's module object (``import flash_attn.cute as fc``) without using

@@ -143,7 +143,7 @@ def _reach_json(reach, index) -> dict:
 def _reach_findings(reach, index, escapes) -> list[Finding]:
     out = []
     for path, d in reach.dynamic_unknown:
-        msg = (d.why if d.why.startswith("hands a window") else
+        msg = (d.message or d.why if d.message or d.why.startswith("hands a window") else
                f"{d.spelled}: {d.why}; the code it runs may call FA4, and the windows that "
                "reach it cannot be judged" if d.loader else
                f"{d.spelled} loads a module named at run time, and {d.why}: it may be FA4, "

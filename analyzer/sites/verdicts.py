@@ -2743,6 +2743,8 @@ MAX_SHAPES = 32
 _RUNS_EXEC = re.compile(rb"(?<![\w.])exec[ \t]*\(")
 VALUE = "\0<value>"       # a keyword argument that is not a constant: a stand-in in the sandbox
 _SPLAT = "\0**"           # a call's ``**`` splat (``_behaviour_child.SPLAT``)
+_CAUSAL = "\0causal"      # how a call passes ``causal`` (``_behaviour_child.CAUSAL``)
+_ABSENT = "\0absent"      # ... not at all (``_behaviour_child.ABSENT``)
 _SEQUENCES = ("sequences",)   # among a chain's shapes: run it with other window sequences too
 _NOT_SHAPE = frozenset(N.WINDOW_KEYS) | {"causal"}   # what FA4's own forms pass: not a shape
 
@@ -2778,6 +2780,16 @@ def call_shape(call) -> tuple | None:
     if any(a.kind == "**" for a in args):
         # what the splat carries is run as every keyword the wrapper names
         extra.append((_SPLAT, VALUE))
+    else:
+        # how the call passes ``causal``: a constant as written, or not at all (FA4's
+        # default; a wrapper may branch on ``"causal" in kwargs``); the child keeps a value
+        # passed by position
+        given = [a for a in args if a.kind == "k" and a.kw == "causal"]
+        if not given:
+            extra.append((_CAUSAL, _ABSENT))
+        elif isinstance(given[0].value, Lit) and (given[0].value.value is None or
+                                                  type(given[0].value.value) in (bool, int)):
+            extra.append((_CAUSAL, given[0].value.value))
     # the order the call writes its keywords in, when it passes more than one
     order = tuple(a.kw for a in args if a.kind == "k")
     return (sum(1 for a in args if a.kind == "p"), tuple(sorted(extra))) + \

@@ -5066,5 +5066,284 @@ case("kwargs_parameter_fixed_under_a_guard/twin",
      why="fixed by the guarded store; not proved (the store's helper over the entry is not "
          "run), and never broken")
 
+# 261. a dict an object holds in an attribute, changed in place by an item store
+# (``self.fa_kwargs["window_size"] = (-1, 0)`` under a mask check, vLLM/TE style) and read by
+# subscript: the flow took the attribute's value from its plain store only -- a false
+# "safe". An item stored, a mutating method, an alias or a call's argument through the
+# attribute anywhere in the tree makes the container unknown. The twin never changes it
+_HELD = FA + """
+
+class DotProductAttention:
+    def __init__(self, attn_mask_type="causal"):
+        self.fa_kwargs = {{"window_size": {w}}}
+{fix}
+    def forward(self, q, k, v):
+        return flash_attn_func(q, k, v, causal=True, window_size=self.fa_kwargs["window_size"])
+"""
+case("dict_held_on_object_changed_by_item_store",
+     {"attn.py": _HELD.format(w="(None, None)",
+                              fix='        if "causal" in attn_mask_type:\n'
+                                  '            self.fa_kwargs["window_size"] = (-1, 0)\n')},
+     "import attn\nattn.DotProductAttention().forward(1, 2, 3)\n", "unknown",
+     why="the item store puts (-1, 0) in the held dict")
+case("dict_held_on_object_changed_by_item_store/twin",
+     {"attn.py": _HELD.format(w="(None, 0)", fix="")},
+     "import attn\nattn.DotProductAttention().forward(1, 2, 3)\n", "safe",
+     why="the held dict keeps (None, 0)")
+
+# 262. a dict handed to a static or class method called through its class
+# (``_Defaults.apply(kw)``, ``MaskTypes.set_window(mask, kw)``): ``X.apply`` was always read
+# as an autograd Function's ``apply`` (its ``forward``), and a classmethod's arguments were
+# mapped one place off (the class is bound first), so the helper's store was never seen --
+# a false "safe". The twin's helpers store FA4's spelling
+_STATIC = FA + """
+
+class _Defaults:
+    @staticmethod
+    def apply(kwargs):
+        kwargs["window_size"] = {w}
+
+
+class MaskTypes:
+    CAUSAL = ("causal", "padding_causal")
+
+    @classmethod
+    def set_window(cls, attn_mask_type, kwargs):
+        if attn_mask_type in cls.CAUSAL:
+            kwargs["window_size"] = {w}
+
+
+def attention(q, k, v, attn_mask_type="causal"):
+    kw = {{"window_size": (None, None)}}
+    _Defaults.apply(kw)
+    kw2 = {{"window_size": (None, None)}}
+    MaskTypes.set_window(attn_mask_type, kw2)
+    flash_attn_func(q, k, v, causal=True, window_size=kw2["window_size"])
+    return flash_attn_func(q, k, v, causal=True, window_size=kw["window_size"])
+"""
+case("dict_filled_by_static_and_class_methods",
+     {"attn.py": _STATIC.format(w="(-1, 0)")},
+     "import attn\nattn.attention(1, 2, 3)\n", "unsafe", why="both helpers store (-1, 0)")
+case("dict_filled_by_static_and_class_methods/twin",
+     {"attn.py": _STATIC.format(w="(None, 0)")},
+     "import attn\nattn.attention(1, 2, 3)\n", "safe", why="both helpers store (None, 0)")
+
+# 263. a dict handed to a callee the flow cannot follow into (a lambda bound at module
+# level: ``_TE_CAUSAL = lambda d: d.update(window_size=(-1, 0))``) and read by subscript:
+# nothing looked at what the lambda writes -- a false "safe". Such a call makes the dict's
+# contents unknown. The twin's helper is a def, which the flow follows
+_LAMBDA = FA + """
+{helper}
+
+
+def attention(q, k, v, attn_mask_type="causal"):
+    kw = {{"window_size": (None, None)}}
+    if "causal" in attn_mask_type:
+        _te_causal(kw)
+    return flash_attn_func(q, k, v, causal=True, window_size=kw["window_size"])
+"""
+case("dict_handed_to_a_lambda",
+     {"attn.py": _LAMBDA.format(helper="_te_causal = lambda d: d.update(window_size=(-1, 0))")},
+     "import attn\nattn.attention(1, 2, 3)\n", "unknown", why="the lambda stores (-1, 0)")
+case("dict_handed_to_a_lambda/twin",
+     {"attn.py": _LAMBDA.format(helper="def _te_causal(d):\n"
+                                       "    d.update(window_size=(None, 0))\n")},
+     "import attn\nattn.attention(1, 2, 3)\n", "safe", why="the def stores (None, 0)")
+
+# 264. a private attribute (``self.__window`` in class ``Backend``) set from another module
+# under its mangled name (``layer._Backend__window = (-1, 0)``, or ``setattr`` with that
+# string): the store index compared names as written -- a false "safe". A store of the
+# mangled spelling counts as a store of the private name from outside the class. The twin
+# does not restore the window
+_PRIVATE = FA + """
+
+class Backend:
+    def __init__(self, causal=True):
+        self.__window = (None, 0) if causal else (None, None)
+
+    def forward(self, q, k, v):
+        return flash_attn_func(q, k, v, causal=True, window_size=self.__window)
+"""
+_COMPAT = """from pkg.backend import Backend
+
+
+def from_legacy(state):
+    layer = Backend(causal=state["causal"])
+{restore}    return layer
+"""
+case("private_attribute_set_by_its_mangled_name",
+     {"pkg/__init__.py": "", "pkg/backend.py": _PRIVATE,
+      "pkg/compat.py": _COMPAT.format(restore="    layer._Backend__window = state['window']\n")},
+     "from pkg.compat import from_legacy\n"
+     "from_legacy({'causal': True, 'window': (-1, 0)}).forward(1, 2, 3)\n", "unknown",
+     why="the legacy state's (-1, 0) is stored under the mangled name")
+case("private_attribute_set_by_its_mangled_name/twin",
+     {"pkg/__init__.py": "", "pkg/backend.py": _PRIVATE,
+      "pkg/compat.py": _COMPAT.format(restore="")},
+     "from pkg.compat import from_legacy\nfrom_legacy({'causal': True}).forward(1, 2, 3)\n",
+     "safe", why="the window stays (None, 0)")
+
+# 265. a comprehension whose target is an attribute or an item (``all(self.fits(n) for
+# self.window in CANDIDATES)``, ``[... for kw["window_size"] in ws]``): Python stores there on
+# every round and the last value stays; the IR read the target as a read -- a false "safe".
+# Such a target is now a store of a value nothing knows. The twin's comprehension binds a name
+_COMP = FA + """
+
+class Attention:
+    CANDIDATES = ((1024, 0), (-1, 0))
+
+    def __init__(self):
+        self.window = (None, 0)
+
+    def fits(self, n):
+        return n > 0
+
+    def tune(self, n):
+        return all(self.fits(n) for {target} in self.CANDIDATES)
+
+    def forward(self, q, k, v):
+        return flash_attn_func(q, k, v, causal=True, window_size=self.window)
+"""
+case("comprehension_target_stores_an_attribute",
+     {"attn.py": _COMP.format(target="self.window")},
+     "import attn\na = attn.Attention()\na.tune(1)\na.forward(1, 2, 3)\n", "unknown",
+     why="the generator leaves self.window = (-1, 0)")
+case("comprehension_target_stores_an_attribute/twin",
+     {"attn.py": _COMP.format(target="w")},
+     "import attn\na = attn.Attention()\na.tune(1)\na.forward(1, 2, 3)\n", "safe",
+     why="the generator binds its own name")
+
+# 266. an absolute import several modules of the tree answer to: ``from ops import attn`` in
+# ``src/model/layer.py`` beside ``src/model/ops.py`` (harmless) and ``src/ops.py`` (FA4).
+# Python loads the one the first folder on ``sys.path`` holds (``src`` installed, or the
+# script's own folder); the pass followed the nearest and said "safe". Now unknown (FA4S007)
+# where one of the candidates reaches FA4. The twin has one ``ops``
+_AMBIG = {
+    "src/ops.py": "from flash_attn.cute.interface import flash_attn_func as attn\n",
+    "src/model/__init__.py": "",
+    "src/model/layer.py": "from ops import attn\n\n\ndef forward(q, k, v):\n"
+                          "    return attn(q, k, v, causal=True, window_size=(-1, 0))\n",
+}
+case("import_answered_by_two_modules",
+     dict(_AMBIG, **{"src/model/ops.py": "def attn(q, k, v, causal=False, window_size=None):\n"
+                                         "    return q\n"}),
+     "import sys\nsys.path.insert(0, 'src')\nimport model.layer\nmodel.layer.forward(1, 2, 3)\n",
+     "unknown", exhaustive=False,
+     why="with src on sys.path, ops is src/ops.py: FA4 gets (-1, 0)")
+case("import_answered_by_two_modules/twin", _AMBIG,
+     "import sys\nsys.path.insert(0, 'src')\nimport model.layer\nmodel.layer.forward(1, 2, 3)\n",
+     "unsafe", why="one ops: FA4 gets (-1, 0), seen")
+
+# 267. ``from pkg.backends import *`` where ``pkg/backends/__init__.py`` is only ``__all__ =
+# ["flash", "eager"]``: the star imports and binds the submodules it lists, and
+# ``flash.attn_func`` is FA4. No statement binds ``flash``, so the call was not seen (a
+# false "safe"). A star from a package now binds the submodules its ``__all__`` lists (or,
+# without one, any submodule). The twin passes FA4's spelling
+_STAR_SUB = {
+    "pkg/__init__.py": "",
+    "pkg/backends/__init__.py": "__all__ = ['flash', 'eager']\n",
+    "pkg/backends/flash.py": "from flash_attn.cute.interface import flash_attn_func as attn_func\n",
+    "pkg/backends/eager.py": "def attn_func(q, k, v, causal=False, window_size=(None, None)):\n"
+                             "    return q\n",
+    "pkg/model.py": "from pkg.backends import *\n\n\ndef forward(q, k, v):\n"
+                    "    return flash.attn_func(q, k, v, causal=True, window_size={w})\n",
+}
+case("star_import_binds_listed_submodules",
+     {k: v.format(w="(-1, 0)") for k, v in _STAR_SUB.items()},
+     "import pkg.model\npkg.model.forward(1, 2, 3)\n", "unsafe", why="FA4 gets (-1, 0)")
+case("star_import_binds_listed_submodules/twin",
+     {k: v.format(w="(None, 0)") for k, v in _STAR_SUB.items()},
+     "import pkg.model\npkg.model.forward(1, 2, 3)\n", "safe", why="FA4 gets (None, 0)")
+
+# 268. a module ``__getattr__`` made by a call (``__getattr__, __dir__, __all__ =
+# lazy.attach(__name__, submod_attrs={"_kernels": ["flash_attn_func"]})``, scikit-image's
+# lazy_loader): the names the package hands out are loaded by code outside the tree, and
+# ``from pkg import flash_attn_func`` was never seen as FA4 (only ``def __getattr__`` was
+# read). Now a computed import that escapes: unknown at the window call. The twin's package
+# binds the name itself
+_LAZY_PKG = {
+    "pkg/_kernels.py": "from flash_attn.cute.interface import flash_attn_func\n",
+    "model.py": "from pkg import flash_attn_func as attn\n\n\ndef forward(q, k, v):\n"
+                "    return attn(q, k, v, causal=True, window_size=(-1, 0))\n",
+}
+_LAZY_DRIVE = (
+    "import importlib, sys, types\nll = types.ModuleType('lazy_loader')\n"
+    "def attach(name, submod_attrs):\n"
+    "    where = {a: m for m, attrs in submod_attrs.items() for a in attrs}\n"
+    "    def __getattr__(a):\n"
+    "        return getattr(importlib.import_module(name + '.' + where[a]), a)\n"
+    "    return __getattr__, (lambda: list(where)), list(where)\n"
+    "ll.attach = attach\nsys.modules['lazy_loader'] = ll\n"
+    "import model\nmodel.forward(1, 2, 3)\n")
+case("module_getattr_made_by_a_call",
+     dict(_LAZY_PKG, **{"pkg/__init__.py":
+                        "import lazy_loader as lazy\n\n__getattr__, __dir__, __all__ = "
+                        "lazy.attach(__name__, submod_attrs={'_kernels': ['flash_attn_func']})\n"}),
+     _LAZY_DRIVE, "unknown", why="the lazily loaded FA4 gets (-1, 0)")
+case("module_getattr_made_by_a_call/twin",
+     dict(_LAZY_PKG, **{"pkg/__init__.py": "from pkg._kernels import flash_attn_func\n"}),
+     _LAZY_DRIVE, "unsafe", why="bound by the package itself: seen, FA4 gets (-1, 0)")
+
+# 269. a wrapper that normalises only when the call passes ``causal`` (``if "causal" in
+# kwargs and "window_size" in kwargs``), or only when the tensors come by position
+# (``len(args) >= 3``), called without ``causal`` / with ``q=``, ``k=``, ``v=``: the sandbox
+# always passed ``causal`` and the tensors by position, so the raw path never ran -- a
+# false "safe". A call's own shape now says whether ``causal`` is passed (and its constant)
+# and whether the tensors come by keyword. The twin's wrapper normalises unconditionally
+_ONLY_WHEN = FA + """
+import functools
+
+
+def _bound(x):
+    return None if x is not None and x < 0 else x
+
+
+def te_window(fn):
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):
+        if {cond}"window_size" in kwargs:
+            kwargs["window_size"] = tuple(_bound(x) for x in kwargs["window_size"])
+        return fn(*args, **kwargs)
+    return inner
+
+
+fa = te_window(flash_attn_func)
+
+
+def forward(query, key, value):
+    fa(query, key, value, window_size=(-1, 128))
+    return fa(q=query, k=key, v=value, causal=True, window_size=(-1, 0))
+"""
+case("wrapper_normalises_only_for_some_call_shapes",
+     {"attn.py": _ONLY_WHEN.format(cond='"causal" in kwargs and len(args) >= 3 and ')},
+     "import attn\nattn.forward(1, 2, 3)\n", "unsafe",
+     why="neither call passes causal and tensors by position: both windows pass raw")
+case("wrapper_normalises_only_for_some_call_shapes/twin",
+     {"attn.py": _ONLY_WHEN.format(cond="")},
+     "import attn\nattn.forward(1, 2, 3)\n", "safe", why="normalised in every shape")
+
+# 270. window sides read by constant keys off a local dict display (``w = {"left": -2,
+# "right": 0} if full else {...}``; ``window_size=(w["left"], w["right"])``) into an
+# "exactly -1" normaliser: the sides were taken as values from outside (under the
+# convention: None, ints >= -1), and -2 passed the proof -- a false "safe". A local display
+# with constant keys that nothing changes is read for the key. The twin's table says -1
+_TABLE = FA + NORMALISER.replace("return None if x is not None and x < 0 else x",
+                                 "return None if x == -1 else x") + """
+fa = normalized(flash_attn_func)
+
+
+def forward(q, k, v, full=True):
+    w = {{"left": {left}, "right": 0}} if full else {{"left": 4095, "right": 0}}
+    return fa(q, k, v, causal=True, window_size=(w["left"], w["right"]))
+"""
+case("window_sides_from_a_local_dict_display",
+     {"attn.py": _TABLE.format(left="-2")},
+     "import attn\nattn.forward(1, 2, 3)\nattn.forward(1, 2, 3, False)\n", "unsafe",
+     why="-2 is not -1: FA4 gets (-2, 0)")
+case("window_sides_from_a_local_dict_display/twin",
+     {"attn.py": _TABLE.format(left="-1")},
+     "import attn\nattn.forward(1, 2, 3)\nattn.forward(1, 2, 3, False)\n", "safe",
+     why="-1 is normalised: FA4 gets (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
