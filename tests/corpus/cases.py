@@ -5227,11 +5227,13 @@ _AMBIG = {
 case("import_answered_by_two_modules",
      dict(_AMBIG, **{"src/model/ops.py": "def attn(q, k, v, causal=False, window_size=None):\n"
                                          "    return q\n"}),
-     "import sys\nsys.path.insert(0, 'src')\nimport model.layer\nmodel.layer.forward(1, 2, 3)\n",
+     "import os, sys\nsys.path.insert(0, os.path.join(sys.path[1], 'src'))\n"
+     "import model.layer\nmodel.layer.forward(1, 2, 3)\n",
      "unknown", exhaustive=False,
      why="with src on sys.path, ops is src/ops.py: FA4 gets (-1, 0)")
 case("import_answered_by_two_modules/twin", _AMBIG,
-     "import sys\nsys.path.insert(0, 'src')\nimport model.layer\nmodel.layer.forward(1, 2, 3)\n",
+     "import os, sys\nsys.path.insert(0, os.path.join(sys.path[1], 'src'))\n"
+     "import model.layer\nmodel.layer.forward(1, 2, 3)\n",
      "unsafe", why="one ops: FA4 gets (-1, 0), seen")
 
 # 267. ``from pkg.backends import *`` where ``pkg/backends/__init__.py`` is only ``__all__ =
