@@ -164,7 +164,14 @@ class StoreIndex:
         if hazard:
             return hazard
         others = []
+        # a class of the same name deriving from this one (``class Attn(attn.Attn)`` in
+        # another module) stores through its own methods under the same owner name, and a
+        # private name mangles alike in both
+        self_named = cls_name in self._bases_of(cls_name)
         for path, line, owner in self._stores_of(attr):
+            if owner == cls_name and self_named:
+                return (f"{path}:{line} (a class named {cls_name} derives from a class of "
+                        "that name)")
             if owner == cls_name:
                 continue
             if self._derives(owner, cls_name) or self._derives(cls_name, owner):
@@ -233,9 +240,12 @@ class StoreIndex:
         # a private name (``self.__window`` in a class body) is stored from elsewhere under
         # its mangled spelling (``layer._Attn__window = ...``)
         mangled = rb"(?:_[A-Za-z0-9]\w*)?" if _private(attr) else b""
+        # (also the name in a string: ``mock.patch("pkg.mod.NAME", ...)``,
+        # ``monkeypatch.setattr(mod, "NAME", ...)``; and ``patch.multiple(mod, NAME=...)``)
         text_pat = re.compile(rb"\.(?:\s|\\\r?\n|#[^\n]*)*" + mangled + re.escape(needle)
                               + rb"(?!\w)|setattr\s*\(|__setattr__|__delattr__|__dict__|"
-                              rb"\bvars\s*\(")
+                              rb"\bvars\s*\(|[\"'][\w.]*" + re.escape(needle) +
+                              rb"[\"']|\bmultiple\s*\(")
         for rel in sorted(self.data):
             raw = self.data[rel]
             if needle not in raw or not text_pat.search(raw):
@@ -698,6 +708,11 @@ def _binds(bound: set, attr: str) -> str:
     return f"defines {hook}" if hook else ""
 
 
+# methods of patching helpers that set an attribute named by a string or a keyword
+# (``unittest.mock.patch.object``/``multiple``, pytest's ``monkeypatch.setattr``)
+_PATCHERS = frozenset({"object", "multiple", "setattr", "delattr", "patch"})
+
+
 def _private(attr: str) -> bool:
     """A name Python mangles inside a class body (``__window``, not ``__init__``)."""
     return attr.startswith("__") and not attr.endswith("__")
@@ -742,6 +757,19 @@ def _stores_in(tree: ast.Module, attr: str):
                     yield n.lineno, _owner_of(n.value)        # o.__dict__[k] = ...
                 elif isinstance(p, ast.Attribute) and p.attr in ("update", "setdefault"):
                     yield n.lineno, _owner_of(n.value)        # o.__dict__.update(...)
+        elif t is ast.Constant and isinstance(n.value, str) and "." in n.value and \
+                n.value.rsplit(".", 1)[1] == attr and \
+                all(p.isidentifier() for p in n.value.split(".")):
+            # a dotted target a patcher rebinds (``mock.patch("pkg.attn.DEFAULT_WINDOW", w)``,
+            # ``monkeypatch.setattr("pkg.attn.DEFAULT_WINDOW", w)``): not a store the flow reads
+            yield n.lineno, None
+        elif t is ast.Call and isinstance(n.func, ast.Attribute) and \
+                n.func.attr in _PATCHERS and (
+                    any(isinstance(a, ast.Constant) and a.value == attr for a in n.args) or
+                    any(k.arg == attr for k in n.keywords)):
+            # ``mock.patch.object(mod, "NAME", w)``, ``monkeypatch.setattr(mod, "NAME", w)``,
+            # ``mock.patch.multiple(mod, NAME=w)``
+            yield n.lineno, None
         elif t is ast.Call and isinstance(n.func, ast.Name) and n.func.id == "setattr" \
                 and n.args:
             name = n.args[1] if len(n.args) > 1 else None

@@ -1173,8 +1173,10 @@ class Runner:
         for round_ in range(3):
             if not todo:
                 break
+            # the tree's own sentinels below -1 (``Judge.tree_window_sentinels``) too
+            low = {x for x in self.extra_consts if x < -1}
             jobs = [{"kind": "expr", "module": k[0], "expr": k[1], "free": free,
-                     "grid": grid_for(c)} for _, k, c, free in todo]
+                     "grid": grid_for(c, low)} for _, k, c, free in todo]
             answers = self._run(jobs)
             again = []
             for (i, key, consts, free), ans in zip(todo, answers):

@@ -875,21 +875,65 @@ def mutating_chain(raw: bytes, i: int, n: int) -> bool:
     return mutating_mention(raw, i, n)
 
 
-def attr_container_changed(raw: bytes, i: int, n: int) -> bool:
-    """``mutating_chain`` for a container an object holds in an attribute (``self.fa_kwargs``
-    read as a dict): only attribute mentions count (``.fa_kwargs``), and a plain store of the
-    attribute (``self.fa_kwargs = {...}``) does not -- the flow reads those stores. An item
-    stored (``layer.fa_kwargs["window_size"] = ...``), a mutating method, an in-place
-    operator, an alias (``kw = self.fa_kwargs``) or the container handed to a call may change
-    what every reader of the attribute gets."""
-    if not raw[:i].rstrip(b" \t").endswith(b"."):
-        return False
-    j = i + n
-    if _CHAIN_STEP.match(raw, j) is None:
-        rest = raw[j:j + 3].lstrip(b" \t")
-        if rest[:1] == b"=" and rest[:2] != b"==":
-            return False
-    return mutating_chain(raw, i, n)
+_CONTAINER_READS = frozenset({"get", "keys", "values", "items", "copy", "__contains__",
+                              "__getitem__", "__len__", "__iter__", "count", "index"})
+_COPYING_CALLS = frozenset({"dict", "list", "tuple", "set", "frozenset", "len", "sorted",
+                            "print", "repr", "str", "bool", "isinstance", "copy", "deepcopy",
+                            "any", "all", "sum", "iter"})
+
+
+def held_container_use(tree, attr: str) -> int:
+    """The first line of ``tree`` that may change, or hand on, the container an object holds
+    in attribute ``attr``; 0 when every mention is one the flow reads. Sound by listing what
+    is harmless, not what is harmful: a plain store of the attribute (``o.attr = {...}``, the
+    flow reads it), an item read that is not stored into or changed through
+    (``o.attr["window_size"]``), a reading method (``o.attr.get(...)``), a ``**`` splat, a
+    comparison or test, a copy or read by a builtin (``dict(o.attr)``). Anything else --
+    an item stored, a mutating method, an alias (``kw = o.attr or {}``, ``[o.attr]``,
+    ``return o.attr``, ``lambda: o.attr``), a call's argument, the name as a string
+    (``getattr(o, "attr")``, ``vars(o)["attr"]``, ``attrgetter("attr")``) -- counts."""
+    from analyzer.sites.attrstores import _mangles_to
+    from analyzer.sites.astutil import indexed, index as index_tree, parent
+
+    keep = None if indexed(tree) else index_tree(tree)  # noqa: F841 - parents below
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and \
+                (n.value == attr or _mangles_to(n.value, attr)):
+            return n.lineno
+        if not (isinstance(n, ast.Attribute) and (n.attr == attr or _mangles_to(n.attr, attr))):
+            continue
+        p = parent(n)
+        if isinstance(n.ctx, ast.Del) or isinstance(p, ast.AugAssign):
+            return n.lineno
+        if isinstance(n.ctx, ast.Store):
+            continue                                    # o.attr = ...: read by the flow
+        if isinstance(p, ast.Subscript) and p.value is n:
+            g = parent(p)
+            if isinstance(p.ctx, (ast.Store, ast.Del)) or isinstance(g, ast.AugAssign) or \
+                    (isinstance(g, ast.Subscript) and g.value is p) or \
+                    (isinstance(g, ast.Attribute) and g.value is p):
+                return n.lineno
+            continue                                    # an item read
+        if isinstance(p, ast.Attribute) and p.value is n:
+            g = parent(p)
+            if p.attr in _CONTAINER_READS and isinstance(g, ast.Call) and g.func is p:
+                continue
+            return n.lineno
+        if isinstance(p, ast.keyword) and p.arg is None:
+            continue                                    # f(**o.attr)
+        if isinstance(p, ast.Dict) and any(k is None and v is n for k, v in zip(p.keys, p.values)):
+            continue                                    # {**o.attr}
+        if isinstance(p, ast.Compare):
+            continue
+        if isinstance(p, (ast.If, ast.While, ast.Assert)) and p.test is n:
+            continue
+        if isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.Not):
+            continue
+        if isinstance(p, ast.Call) and n in p.args and isinstance(p.func, (ast.Name, ast.Attribute)) \
+                and (p.func.id if isinstance(p.func, ast.Name) else p.func.attr) in _COPYING_CALLS:
+            continue
+        return n.lineno
+    return 0
 
 
 _METHOD_CALL = re.compile(rb"(?:[ \t]*(?:\.[ \t]*[A-Za-z_]\w*|\[[^\]\n]*\]))*[ \t]*\."

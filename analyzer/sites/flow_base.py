@@ -824,6 +824,10 @@ def _scan_uses(stmts, name, d: list, lst: list, strict_defs: bool = False) -> No
         elif isinstance(st, Return):
             if not _is(st.value, name):
                 _scan_expr(st.value, name, d, lst, both)
+            elif strict_defs:
+                # a module's own container handed out by a function (a getter, a property):
+                # every caller holds the one object and may change it through its own name
+                both(f"{name} is returned by a function (its callers share it)")
         elif isinstance(st, If):
             _scan_uses(st.body, name, d, lst, strict_defs)
             _scan_uses(st.orelse, name, d, lst, strict_defs)

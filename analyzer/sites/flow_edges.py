@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
 from analyzer.sites.flow_base import _deco_names
+
+# decorators that keep a function's first result for later calls (``functools.cache``)
+_CACHING = frozenset({"cache", "lru_cache", "cached", "memoize", "cached_property"})
 from analyzer.sites.ir import Attr, Call, Name
 
 
@@ -29,7 +32,10 @@ class CallEdges:
                         self._callers.setdefault(target, []).append((f, call, f.guards(guards), tte, shift))
         return self._callers.get(fn.key, [])
 
-    def static_callees(self, fn: Fn, call) -> list:
+    def static_callees(self, fn: Fn, call, find_overrides: bool = False) -> list:
+        """(callee key, how many leading parameters the call binds itself) for each in-tree
+        function ``call`` may run. ``find_overrides``: a ``self.method(...)`` call also asks
+        for the files that name the class (its subclasses there may override the method)."""
         func = call.func
         out = []
         if isinstance(func, Attr) and func.attr == "apply":
@@ -47,10 +53,12 @@ class CallEdges:
                 return out
         if isinstance(func, Attr) and isinstance(func.base, Name) and fn.cls is not None \
                 and func.base.id == fn.first_param:
-            m = fn.cls.methods.get(func.attr)
-            if m is not None:
-                # ``self.helper(kw)``: a static method gets ``kw`` first
-                out.append((m.key, 0 if is_static_method(m) else 1))
+            # ``self.helper(kw)`` runs the class's method or a subclass's override of it (by
+            # simple names of bases, through the tree); a static method gets ``kw`` first
+            for m in [fn.cls.methods.get(func.attr)] + self._overrides(fn.cls, func.attr,
+                                                                         find_overrides):
+                if m is not None:
+                    out.append((m.key, 0 if is_static_method(m) else 1))
             return out
         for v, _ in self.eval(_FnCtx(self, fn, True), func):
             if isinstance(v, FuncRef):
@@ -64,6 +72,32 @@ class CallEdges:
                 if cls is not None and "__init__" in cls.methods:
                     out.append((cls.methods["__init__"].key, 1))
         return out
+
+    def _overrides(self, cls, name: str, find: bool = False) -> list:
+        """The methods named ``name`` that classes of the tree deriving from ``cls`` (by the
+        simple names of their bases, transitively) define. ``find``: the files naming a
+        class of the family are asked for (parsed in the next round)."""
+        memo = self.__dict__.setdefault("_override_memo", {})
+        key = (cls.key, name, find)
+        if key not in memo:
+            def simple(e):
+                return e.id if isinstance(e, Name) else e.attr if isinstance(e, Attr) else None
+            family, grew = {cls.ir.name}, True
+            while grew:
+                grew = False
+                for other in self.clss.values():
+                    if other.ir.name not in family and \
+                            any(simple(b) in family for b in other.ir.bases):
+                        family.add(other.ir.name)
+                        grew = True
+            if find:
+                for member in sorted(family):
+                    self.request_callers(member)
+            memo[key] = [other.methods[name] for other in self.clss.values()
+                         if other is not cls and other.ir.name in family
+                         and any(simple(b) in family for b in other.ir.bases)
+                         and name in other.methods]
+        return memo[key]
 
     def param_values(self, fn: Fn, name: str, payload) -> Vals:
         index, kind, default = payload
@@ -238,10 +272,16 @@ class CallEdges:
         hidden = self.decorator_hides(target)
         if hidden:
             return frozenset({(Opaque(f"what {target.qualname} returns ({hidden})"), EMPTY)})
-        return self._memo(("ret", target.key, static),
-                          lambda: frozenset((v, f | target.guards(g))
-                                            for expr, g in target.returns
-                                            for v, f in self.eval(_FnCtx(self, target, static), expr)))
+        def compute():
+            out = frozenset((v, f | target.guards(g)) for expr, g in target.returns
+                            for v, f in self.eval(_FnCtx(self, target, static), expr))
+            if target.ir is not None and _deco_names(target.ir.decorators) & _CACHING:
+                # a cached function hands every caller the one container it made first: a
+                # caller that changes it changes what the others get
+                out = self._with_reason(out, f"what the cached {target.qualname} returns "
+                                             "is one object its callers share and may change")
+            return out
+        return self._memo(("ret", target.key, static), compute)
 
     def decorator_hides(self, target: Fn) -> str:
         """Why a call of ``target`` may not run its body as written: a decorator that is not

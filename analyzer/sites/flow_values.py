@@ -134,8 +134,9 @@ class Values:
     def _held_container_changed(self, attr: str, vals) -> str:
         """Why a dict or list an object holds in attribute ``attr`` may hold other entries
         than the stores of the attribute put there: a file that stores an item through the
-        attribute, calls a mutating method on it, aliases it or hands it to a call
-        (``detached.attr_container_changed``). "" when none does (or no text is at hand)."""
+        attribute, calls a mutating method on it, aliases it or hands it to a call, or names
+        it in a string (``detached.held_container_use``). "" when none does (or no text is
+        at hand)."""
         if not any(isinstance(v, (DictVal, ListVal)) for v, _ in vals):
             return ""
         stores = getattr(self, "attr_stores", None)
@@ -143,12 +144,22 @@ class Values:
             return ""
         memo = self.__dict__.setdefault("_held_changed", {})
         if attr not in memo:
-            from analyzer.sites.detached import attr_container_changed, changed_elsewhere
+            from analyzer.sites.detached import held_container_use
 
-            rel = changed_elsewhere(stores.data, None, attr, attr_container_changed)
-            memo[attr] = (f"the container it holds is changed in place in {rel} (an item "
-                          "stored, a mutating method, an alias or a call's argument)") \
-                if rel else ""
+            memo[attr] = ""
+            # the private name's mangled spelling (``_Attn__kw``) holds the name itself
+            needle = attr.lstrip("_").encode() or attr.encode()
+            for rel in sorted(stores.data):
+                if needle not in stores.data[rel]:
+                    continue
+                info = stores.index.by_path.get(rel)
+                tree = info.tree if info is not None else None
+                line = held_container_use(tree, attr) if tree is not None else 1
+                if line:
+                    memo[attr] = (f"the container it holds may be changed or handed on at "
+                                  f"{rel}:{line} (an item stored, a method, an alias, a "
+                                  "call's argument, the name as a string)")
+                    break
         return memo[attr]
 
     def _module_containers(self, vals) -> Vals:
@@ -226,7 +237,7 @@ class Values:
                 continue
             if isinstance(call.func, Attr) and _is(call.func.base, name):
                 continue                # a method of the dict itself (``_mutations``)
-            targets = self.static_callees(fn, call)
+            targets = self.static_callees(fn, call, True)
             followed = bool(targets)
             for target, shift in targets:
                 callee = self.fns.get(target)
@@ -250,7 +261,7 @@ class Values:
         for call, guards, _tte in fn.calls:
             if not any(_is(a.value, name) for a in call.args):
                 continue
-            for target, shift in self.static_callees(fn, call):
+            for target, shift in self.static_callees(fn, call, True):
                 callee = self.fns.get(target)
                 if callee is None or callee.ir is None:
                     continue

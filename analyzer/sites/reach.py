@@ -2322,11 +2322,15 @@ def _ambiguous_imports(index: TreeIndex, sums: dict, reaching: set, is_origin) -
             for name in names:
                 cands = sorted(c for c in set(by_suffix.get(name, ())) - {m}
                                if on_path(c, name, above))
-                if name in done or len(cands) < 2 or not any(reaches(c) for c in cands):
+                # it matters where a candidate reaches FA4, or where the importer does (the
+                # candidates may hand it different windows)
+                if name in done or len(cands) < 2 or \
+                        not (m in reaching or any(reaches(c) for c in cands)):
                     continue
                 done.add(name)
                 paths = [index.modules[c].path for c in cands]
-                hit = next(index.modules[c].path for c in cands if reaches(c))
+                hit = next((index.modules[c].path for c in cands if reaches(c)),
+                           index.modules[m].path)
                 shown = ", ".join(paths[:4]) + (f" and {len(paths) - 4} more"
                                                  if len(paths) > 4 else "")
                 out.append((index.modules[m].path, DynamicImport(
@@ -2335,6 +2339,8 @@ def _ambiguous_imports(index: TreeIndex, sums: dict, reaching: set, is_origin) -
                              f"that name ({shown}), and Python loads the first its search "
                              f"path holds; {hit} reaches FA4, so what the name holds here "
                              "cannot be judged"))))
+    # (a relative import resolves to its package's folder; in a namespace package, split
+    # over folders, that is every portion: the same name lookup above)
     return out
 
 

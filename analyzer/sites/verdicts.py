@@ -24,7 +24,8 @@ from analyzer.sites import pairs as P
 from analyzer.sites.astutil import (index as astutil_index, indexed, parent as parent_of,
                                     walk)
 from analyzer.sites.coverage import FROM_CALLER, site_line
-from analyzer.sites.flow_base import Unloaded, expr_label
+from analyzer.sites.flow_base import Unloaded, _deco_names, expr_label
+from analyzer.sites.flow_edges import _CACHING
 from analyzer.sites.flow import (ClassRef, DictVal, FAFunc, FuncRef, container_escapes, fn_context,
                                  reaching_defs)
 from analyzer.sites.ir import Attr, Call, Either, ListExpr, Lit, Name, Subscript
@@ -117,6 +118,16 @@ class Judge:
             tb = self._top_bindings = TopBindings(self.index)
         return tb
 
+    def tree_window_sentinels(self) -> frozenset:
+        """The ints below -1 the tree writes where a window goes: the value of a keyword
+        argument, a parameter default or a binding whose name says ``window``
+        (``window_size=(-2, 0)``, ``window=(INT32_MIN, 0)``, ``NO_WINDOW = -(2 ** 31)``),
+        and ``-2`` for a negative infinity written there. Read once per tree."""
+        got = self.__dict__.get("_sentinels")
+        if got is None:
+            got = self._sentinels = frozenset(_window_sentinels(self.index))
+        return got
+
     def module_for(self, modname: str, roots, extra=()) -> str:
         """The sandbox module of what ``roots`` need in ``modname``, plus ``extra`` sources
         (a method run as a module-level function)."""
@@ -195,6 +206,19 @@ class Judge:
                 elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                         st.decorator_list:
                     objects.add(st.name)    # what a decorator made (``singledispatch``)
+        for tree in (t for t in trees if t is not None):
+            for fdef in (x for x in ast.walk(tree)
+                         if isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef))):
+                rets = [r.value for r in ast.walk(fdef) if isinstance(r, ast.Return) and r.value]
+                if any(isinstance(r, ast.Name) and r.id in kept for r in rets):
+                    return (f"{fdef.name} hands out a container its module keeps: a caller may "
+                            "change it through the result")
+                names = {(d.func if isinstance(d, ast.Call) else d) for d in fdef.decorator_list}
+                if any((n.id if isinstance(n, ast.Name) else getattr(n, "attr", "")) in _CACHING
+                       for n in names) and any(mutable(r) or isinstance(r, ast.Name)
+                                               for r in rets):
+                    return (f"{fdef.name} is cached: every caller gets the one object it "
+                            "returned first, and may change it")
         if not kept and not objects:
             return ""
         files = {rel: other.raw for rel, other in self.index.by_path.items()}
@@ -1436,11 +1460,18 @@ def _flow_pairs(solver, site) -> set:
     if not vals or len(targets) != len(vals) or \
             not all(t is not None and t.ir is not None for t in targets):
         return set()
+    stores = getattr(solver, "attr_stores", None)
+    if stores is None or stores.module_or_class(expr.func.id):
+        return set()            # the function may be replaced (``mock.patch("m.f", ...)``)
     out = set()
     for t in targets:
         if not t.returns or solver.decorator_hides(t):
             return set()
+        if t.ir is not None and _deco_names(t.ir.decorators) & _CACHING:
+            return set()        # a cached result is one object its callers may change
         for ret, _ in t.returns:
+            if isinstance(ret, Name) and (ret.id not in t.defs or ret.id in t.globals):
+                return set()    # a module's own container handed out: shared, changeable
             pairs, unk = _pair_values(solver, t.key, ret)
             if unk or not pairs:
                 return set()
@@ -2551,6 +2582,140 @@ def _splat_gaps(judge, solver, c) -> list[str]:
     return out
 
 
+# a line that may write a negative sentinel where a window goes
+# (a -1 is the convention itself: only a number from 2 on, a parenthesised expression, a
+# name such as ``inf``, or ``~``)
+_SENTINEL_TEXT = re.compile(rb"(?i)window\w*[\"']?\s*[:=]\s*[\[(]?[^\n\[]{0,160}?"
+                            rb"(?:-\s*(?:1\d|[2-9]|[(A-Za-z_.])|~)")
+
+
+# a constant bound to a name (``INT32_MIN = -(2 ** 31)``, ``NO_LIMIT = float("-inf")``)
+_NEGATIVE_BINDING = re.compile(rb"(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*"
+                               rb"((?:-|~|float\(|math\.)[^\n#]*)")
+
+
+def _window_sentinels(index) -> set:
+    """``Judge.tree_window_sentinels`` over every file whose text may hold one: a negative
+    constant written where a window goes, or a name bound to one (anywhere in the tree)."""
+    out: set = set()
+    named: dict = {}
+    for info in index.by_path.values():
+        for m in _NEGATIVE_BINDING.finditer(info.raw):
+            try:
+                x = _negative_constant(ast.parse(m.group(2).decode("utf-8", "replace").strip(),
+                                                 mode="eval").body)
+            except (SyntaxError, ValueError):
+                continue
+            if x is not None:
+                named.setdefault(m.group(1).decode(), set()).add(x)
+    via = re.compile(rb"(?i)window\w*[\"']?\s*[:=]\s*[\[(]?[^\n\[]{0,160}?\b(?:" +
+                     b"|".join(re.escape(n.encode()) for n in sorted(named)) + rb")\b") \
+        if named else None
+    for rel, info in sorted(index.by_path.items()):
+        if b"window" not in info.raw.lower() or not (
+                _SENTINEL_TEXT.search(info.raw) or (via is not None and via.search(info.raw))):
+            continue
+        tree = info.bare_tree
+        if tree is None:
+            continue
+        for n in ast.walk(tree):
+            values = []
+            if isinstance(n, ast.keyword) and n.arg and "window" in n.arg.lower():
+                values.append(n.value)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                a = n.args
+                pos = a.posonlyargs + a.args
+                values += [d for p, d in zip(pos[len(pos) - len(a.defaults):], a.defaults)
+                           if "window" in p.arg.lower()]
+                values += [d for p, d in zip(a.kwonlyargs, a.kw_defaults)
+                           if d is not None and "window" in p.arg.lower()]
+            elif isinstance(n, ast.Dict):
+                # ``{"window_left": -2, ...}``: a config read by key elsewhere
+                values += [v for k, v in zip(n.keys, n.values)
+                           if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                           and "window" in k.value.lower()]
+            elif isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                if any("window" in (t.id if isinstance(t, ast.Name) else
+                                    t.attr if isinstance(t, ast.Attribute) else "").lower()
+                       for t in targets):
+                    values.append(n.value)
+            for v in values:
+                for e in _value_leaves(v):
+                    x = _negative_constant(e)
+                    if x is not None:
+                        out.add(x)
+                    elif isinstance(e, (ast.Name, ast.Attribute)):
+                        out |= named.get(e.id if isinstance(e, ast.Name) else e.attr, set())
+    return out
+
+
+def _value_leaves(v):
+    """The expressions ``v`` may evaluate to, through displays and conditionals (not into
+    subscripts, calls' arguments or comparisons: ``window[-2:]`` is no window)."""
+    todo = [v]
+    while todo:
+        e = todo.pop()
+        if isinstance(e, (ast.Tuple, ast.List, ast.Set)):
+            todo.extend(e.elts)
+        elif isinstance(e, ast.Dict):
+            todo.extend(e.values)
+        elif isinstance(e, ast.IfExp):
+            todo += [e.body, e.orelse]
+        elif isinstance(e, ast.BoolOp):
+            todo.extend(e.values)
+        elif isinstance(e, ast.Starred):
+            todo.append(e.value)
+        else:
+            yield e
+
+
+def _negative_constant(e):
+    """The int below -1 a constant expression spells (``-2``, ``-(2 ** 31)``, ``~1``,
+    ``-(1 << 31)``), -2 for a negative infinity (``float("-inf")``, ``-math.inf``); else None."""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "float" \
+            and len(e.args) == 1 and isinstance(e.args[0], ast.Constant) \
+            and isinstance(e.args[0].value, str) and \
+            e.args[0].value.strip().lower() in ("-inf", "-infinity"):
+        return -2
+    if not isinstance(e, ast.UnaryOp) or not isinstance(e.op, (ast.USub, ast.Invert)):
+        return None
+    if isinstance(e.op, ast.USub) and (
+            isinstance(e.operand, ast.Attribute) and e.operand.attr == "inf" or
+            isinstance(e.operand, ast.Call) and isinstance(e.operand.func, ast.Name)
+            and e.operand.func.id == "float"):
+        return -2
+    try:
+        v = _small_int_eval(e)
+    except (ValueError, OverflowError, ZeroDivisionError):
+        return None
+    return v if v is not None and v < -1 else None
+
+
+def _small_int_eval(e):
+    """The value of an int expression of constants, unary and binary operators (small
+    powers and shifts only); None when it is not one."""
+    if isinstance(e, ast.Constant) and type(e.value) is int:
+        return e.value
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.Invert, ast.UAdd)):
+        v = _small_int_eval(e.operand)
+        if v is None:
+            return None
+        return -v if isinstance(e.op, ast.USub) else ~v if isinstance(e.op, ast.Invert) else v
+    if isinstance(e, ast.BinOp):
+        a, b = _small_int_eval(e.left), _small_int_eval(e.right)
+        if a is None or b is None:
+            return None
+        if isinstance(e.op, (ast.Pow, ast.LShift)) and (b < 0 or b > 64):
+            raise ValueError("too big")
+        ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
+               ast.Pow: lambda: a ** b, ast.LShift: lambda: a << b, ast.RShift: lambda: a >> b,
+               ast.FloorDiv: lambda: a // b, ast.BitOr: lambda: a | b, ast.BitAnd: lambda: a & b}
+        f = ops.get(type(e.op))
+        return f() if f is not None else None
+    return None
+
+
 def _binds_name(tree, name: str) -> bool:
     """Some statement of ``tree`` binds ``name`` (a store, a ``def``/``class``, an import, a
     ``global``), so that it may not be the builtin."""
@@ -2973,8 +3138,13 @@ def decide(calls, solver, text, judge: Judge) -> None:
                     k = enum.job_for(site, "bound")
                     plan["exprs"].append((site, side, k, [], vals))
         plans.append(plan)
+    # sentinels below -1 the tree itself writes as a window anywhere (``window_size=(-2, 0)``
+    # through a partial, a stored function, a method: routes the flow may not follow): every
+    # chain and call-site expression is also run on them, so a normaliser proved only on the
+    # convention (the "exactly -1" spelling) is not trusted in a tree that breaks it
+    consts = set(judge.tree_window_sentinels())
+    judge.runner.extra_consts |= consts
     enum.run()
-    consts = set()
     for plan in plans:
         for site, where, k, unk, flow_values in plan["exprs"]:
             r = enum.results.get(k) if k is not None else None

@@ -5347,5 +5347,151 @@ case("window_sides_from_a_local_dict_display/twin",
      "import attn\nattn.forward(1, 2, 3)\nattn.forward(1, 2, 3, False)\n", "safe",
      why="-1 is normalised: FA4 gets (None, 0)")
 
+# 271. a dict an object holds in an attribute, changed where no text spells ``.fa_kwargs``:
+# ``getattr(layer, "fa_kwargs")["window_size"] = (-1, 0)`` (or ``vars(layer)[...]``, an
+# alias ``kw = layer.fa_kwargs or {}``, a property that returns it). Only the attribute
+# spelled after a dot was searched -- a false "safe". Every mention of the attribute, the
+# name in a string included, must now be a read the flow understands. The twin reads it only
+_HELD2 = FA + """
+
+class Attention:
+    def __init__(self):
+        self.fa_kwargs = {"window_size": (None, None)}
+
+    def forward(self, q, k, v):
+        return flash_attn_func(q, k, v, causal=True, window_size=self.fa_kwargs["window_size"])
+"""
+_BUILD = """from attn import Attention
+
+
+def build(te_style):
+    layer = Attention()
+{change}    return layer
+"""
+case("held_dict_changed_through_getattr",
+     {"attn.py": _HELD2, "model.py": _BUILD.format(
+         change='    if te_style:\n'
+                '        getattr(layer, "fa_kwargs")["window_size"] = (-1, 0)\n')},
+     "import model\nmodel.build(True).forward(1, 2, 3)\n", "unknown",
+     why="the builder stores (-1, 0) through getattr")
+case("held_dict_changed_through_getattr/twin",
+     {"attn.py": _HELD2, "model.py": _BUILD.format(change="")},
+     "import model\nmodel.build(True).forward(1, 2, 3)\n", "safe", why="never changed")
+
+# 272. a method fills a local dict (``self._set_window(fa_kwargs)``) and a subclass -- in
+# another module -- overrides it with ``fa_kwargs["window_size"] = (-1, 0)``: only the base
+# class's method was followed -- a false "safe". A ``self.method(kw)`` call also runs every
+# override in the tree's subclasses (the files naming the class are read). The twin's
+# override stores FA4's spelling
+_BASE = FA + """
+
+class Attn:
+    def _set_window(self, fa_kwargs):
+        fa_kwargs["window_size"] = (None, 0)
+
+    def forward(self, q, k, v):
+        fa_kwargs = {"causal": True}
+        self._set_window(fa_kwargs)
+        return flash_attn_func(q, k, v, **fa_kwargs)
+"""
+_SUB = """from base import Attn
+
+
+class TEAttn(Attn):
+    def _set_window(self, fa_kwargs):
+        fa_kwargs["window_size"] = {w}
+"""
+case("subclass_override_fills_the_dict",
+     {"base.py": _BASE, "te.py": _SUB.format(w="(-1, 0)")},
+     "import te\nte.TEAttn().forward(1, 2, 3)\n", "unsafe", why="the override stores (-1, 0)")
+case("subclass_override_fills_the_dict/twin",
+     {"base.py": _BASE, "te.py": _SUB.format(w="(None, 0)")},
+     "import te\nte.TEAttn().forward(1, 2, 3)\n", "safe", why="the override stores (None, 0)")
+
+# 273. a module constant rebound by a patcher named by a string: ``mock.patch("pkg.attn.
+# DEFAULT_WINDOW", (-1, 0))`` (or ``monkeypatch.setattr(...)``, ``patch.object(attn,
+# "DEFAULT_WINDOW", ...)``, ``patch.multiple(..., DEFAULT_WINDOW=...)``) in a compatibility
+# helper of the tree: only ``mod.NAME = ...`` and ``setattr`` were stores -- a false "safe".
+# The twin's helper patches another name
+_PATCHED = {
+    "pkg/__init__.py": "",
+    "pkg/attn.py": FA + "DEFAULT_WINDOW = (None, 0)\n\n\ndef forward(q, k, v):\n"
+                   "    return flash_attn_func(q, k, v, causal=True, window_size=DEFAULT_WINDOW)\n",
+}
+case("module_constant_patched_by_a_dotted_string",
+     dict(_PATCHED, **{"pkg/compat.py": "from unittest import mock\n\n\ndef te_windows():\n"
+                                         "    return mock.patch('pkg.attn.DEFAULT_WINDOW', (-1, 0))\n"}),
+     "from pkg import attn, compat\nwith compat.te_windows():\n    attn.forward(1, 2, 3)\n",
+     "unknown", why="inside the patch FA4 gets (-1, 0)")
+case("module_constant_patched_by_a_dotted_string/twin",
+     dict(_PATCHED, **{"pkg/attn.py": "VERBOSE = False\n" + _PATCHED["pkg/attn.py"],
+                       "pkg/compat.py": "from unittest import mock\n\n\ndef te_windows():\n"
+                                         "    return mock.patch('pkg.attn.VERBOSE', True)\n"}),
+     "from pkg import attn, compat\nwith compat.te_windows():\n    attn.forward(1, 2, 3)\n",
+     "safe", why="another name is patched")
+
+# 274. a container a cached function returns (``@functools.cache def default_window():
+# return [None, 0]``) or a getter hands out (``return _WINDOW``), changed in place by one
+# caller (``w = default_window(); w[0] = -1``): every caller holds the one object, and the
+# FA4 call reads it after the change -- a false "safe" (the sandbox ran the function once).
+# The twin's function builds a new list each call
+_CACHED = FA + """
+import functools
+
+
+{deco}
+def default_window():
+    return [None, 0]
+
+
+def te_window():
+    w = default_window()
+    w[0] = -1
+    return w
+
+
+def forward(q, k, v):
+    return flash_attn_func(q, k, v, causal=True, window_size=default_window())
+"""
+case("cached_result_changed_by_a_caller",
+     {"attn.py": _CACHED.format(deco="@functools.cache")},
+     "import attn\nattn.te_window()\nattn.forward(1, 2, 3)\n", "unknown",
+     why="the cached list now holds -1")
+case("cached_result_changed_by_a_caller/twin",
+     {"attn.py": _CACHED.format(deco="")},
+     "import attn\nattn.te_window()\nattn.forward(1, 2, 3)\n", "safe",
+     why="each call makes a new list")
+
+# 275. a tree that itself writes a sentinel below -1 as a window (``window_size=(-2, 0)``,
+# ``INT32_MIN = -(2 ** 31)``) into an "exactly -1" normaliser, by a route the flow does not
+# follow (an instance's ``forward``, a partial, a stored function): the normaliser's
+# parameter was taken as an outside value under the convention -- a false "safe". Such
+# sentinels are now run through every chain and call-site expression of the tree. The twin
+# writes -1
+_EXACT = FA + """
+
+def _side(x):
+    return None if x == -1 else x
+
+
+class DotProductAttention:
+    def forward(self, q, k, v, window_size=(-1, -1)):
+        left, right = window_size
+        return flash_attn_func(q, k, v, causal=True, window_size=(_side(left), _side(right)))
+
+
+_attn = DotProductAttention()
+
+
+def forward(q, k, v):
+    return _attn.forward(q, k, v, window_size=({w}, 0))
+"""
+case("tree_sentinel_below_minus_one_through_a_method",
+     {"attn.py": _EXACT.format(w="-2")},
+     "import attn\nattn.forward(1, 2, 3)\n", "unknown", why="FA4 gets (-2, 0)")
+case("tree_sentinel_below_minus_one_through_a_method/twin",
+     {"attn.py": _EXACT.format(w="-1")},
+     "import attn\nattn.forward(1, 2, 3)\n", "safe", why="FA4 gets (None, 0)")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
