@@ -188,6 +188,12 @@ def _reads_arguments(source: str) -> bool:
                     "__delitem__", "append", "extend", "insert", "remove"):
                 return True
             if isinstance(p, (ast.Starred, ast.keyword)):
+                c = parents.get(id(p))
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and \
+                        c.func.attr in ("bind", "bind_partial"):
+                    # ``sig.bind(*args, **kwargs)``: handed on rearranged (a keyword window
+                    # by position, defaults filled in), not as it came
+                    return True
                 continue                    # forwarded whole
             if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and \
                     p.func.id == "len":

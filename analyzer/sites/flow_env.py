@@ -14,6 +14,9 @@ from analyzer.sites.ir import (UNKNOWN, Assign, AugAssign, Block, Call, ClassDef
 from analyzer.sites.flow_base import _is
 
 
+_NOT_IMPORTED = object()     # ``cycle_line``: the module's import never runs the reader's
+
+
 class ImportsEnv:
 
     # -- modules -----------------------------------------------------------------------
@@ -70,13 +73,15 @@ class ImportsEnv:
         if tm is not None:
             vals = self.module_attr(tm, attr)
             src_mod = self.by_name.get(tm)
-            if scope is mod.top and src_mod is not None and src_mod is not mod \
-                    and mod.name in self._top_imports(src_mod):
-                # an import cycle: ``tm`` imports this module while its own top level runs,
-                # and this module's import then reads ``attr`` as it is at that point -- a
-                # value a later binding in ``tm`` may have replaced
-                vals = vals | self.replaced_values(src_mod, attr,
-                                                   self._top_imports(src_mod)[mod.name])
+            line = self.cycle_line(src_mod, mod.name) \
+                if scope is mod.top and src_mod is not None and src_mod is not mod \
+                else _NOT_IMPORTED
+            if line is not _NOT_IMPORTED:
+                # an import cycle: ``tm`` imports this module (directly, through other
+                # modules, or in a function it may call) while its own top level runs, and
+                # this module's import then reads ``attr`` as it is at that point -- a value
+                # a later binding in ``tm`` may have replaced
+                vals = vals | self.replaced_values(src_mod, attr, line)
             if any(isinstance(v, FAFunc) for v, _ in vals):
                 kind = "reexport"
                 self.binding(mod, scope, local, pos, kind,
@@ -87,6 +92,40 @@ class ImportsEnv:
         if tsub is not None:
             return frozenset({(ModRef(tsub, True), EMPTY)})
         return frozenset({(ExtRef(full), EMPTY)})
+
+    def cycle_line(self, src: Mod, reader: str):
+        """The first line of ``src`` from which its import may run ``reader``'s top level:
+        its own top-level import of ``reader``, or any import of the tree (a function's
+        included) that leads there through the modules it imports (``import_edges``, every
+        import of every file); ``_NOT_IMPORTED`` when none does."""
+        memo = self.__dict__.setdefault("_cycle_memo", {})
+        key = (src.name, reader)
+        if key in memo:
+            return memo[key]
+        top = self._top_imports(src)
+        best = top[reader] if reader in top else _NOT_IMPORTED
+        edges = getattr(self, "import_edges", None) or {}
+        for first, line in sorted(edges.get(src.name, {}).items()):
+            if best is None:
+                break
+            if first == reader or self._leads_to(first, reader, edges):
+                if line is None or best is _NOT_IMPORTED or line < best:
+                    best = line
+        memo[key] = best
+        return best
+
+    @staticmethod
+    def _leads_to(start: str, goal: str, edges: dict) -> bool:
+        seen, todo = {start}, [start]
+        while todo:
+            cur = todo.pop()
+            for nxt in edges.get(cur, ()):
+                if nxt == goal:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return False
 
     def _top_imports(self, m: Mod) -> dict:
         """Every module ``m``'s top level may import (``import a.b``: ``a`` and ``a.b``;
@@ -163,13 +202,20 @@ class ImportsEnv:
             return frozenset(out)
         return frozenset({(Opaque(f"{tm}.{attr} not bound at module level"), EMPTY)})
 
-    def attr_value(self, base_vals, attr: str, fn: Fn | None) -> Vals:
+    def attr_value(self, base_vals, attr: str, fn: Fn | None, reader: Mod | None = None) -> Vals:
+        """``base.attr``; ``reader``: the module whose top level reads it (an import cycle
+        may show it a value the attribute held before a later binding)."""
         out = set()
         for v, f in base_vals:
             if isinstance(v, ModRef):
                 if v.tree:
                     for w, g in self.module_attr(v.name, attr):
                         out.add((w, f | g))
+                    src = self.by_name.get(v.name)
+                    if reader is not None and src is not None and src is not reader:
+                        line = self.cycle_line(src, reader.name)
+                        if line is not _NOT_IMPORTED:
+                            out |= {(w, f) for w, _ in self.replaced_values(src, attr, line)}
                 else:
                     e = B.entry_for(v.name, attr)
                     if e is not None:

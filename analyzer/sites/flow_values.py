@@ -45,7 +45,9 @@ class Values:
         if name in fn.globals:
             return self.global_value(fn.mod, name)
         if name in fn.defs and name not in fn.nonlocals:
-            return self._memo(("name", fn.key, name, static), lambda: self._local(fn, name, static))
+            return self._memo(("name", fn.key, name, static),
+                              lambda: self._local(fn, name, static)) | \
+                self._nonlocal_stores(fn, name, static)
         own = frozenset()
         if name in fn.defs:     # nonlocal: its own bindings and the enclosing function's
             own = self._memo(("name", fn.key, name, static), lambda: self._local(fn, name, static))
@@ -53,9 +55,26 @@ class Values:
         while p is not None:
             if name in p.defs and name not in p.globals:
                 vals = self._memo(("name", p.key, name, static), lambda p=p: self._local(p, name, static))
+                vals = vals | self._nonlocal_stores(p, name, static)
                 return own | frozenset((v, EMPTY) for v, _ in vals)
             p = p.parent
         return own | self.global_value(fn.mod, name)
+
+    def _nonlocal_stores(self, owner: Fn, name: str, static: bool) -> Vals:
+        """What functions nested in ``owner`` that declare ``name`` ``nonlocal`` bind it to
+        (``def off(): nonlocal kernel; kernel = flash_attn_func``): once one runs, every reader
+        of ``owner``'s variable sees that value."""
+        out: set = set()
+        for f in owner.mod.all_fns:
+            if f is owner or name not in f.nonlocals or name not in f.defs:
+                continue
+            q = f.parent
+            while q is not None and q is not owner and name not in q.defs:
+                q = q.parent
+            if q is owner:
+                out |= {(v, EMPTY) for v, _ in self._memo(
+                    ("name", f.key, name, static), lambda f=f: self._local(f, name, static))}
+        return frozenset(out)
 
     def _local(self, fn: Fn, name: str, static: bool, entries=None) -> Vals:
         """The values of local ``name``'s bindings: all of them (read flow-insensitively), or
@@ -342,7 +361,8 @@ class Values:
             if isinstance(ctx, _FnCtx) and ctx.fn is not None and ctx.fn.cls is not None \
                     and type(base) is Name and base.id == ctx.fn.first_param:
                 return self.self_attr(ctx.fn, e.attr, ctx.static)
-            return self.attr_value(self.eval(ctx, base), e.attr, getattr(ctx, "fn", None))
+            return self.attr_value(self.eval(ctx, base), e.attr, getattr(ctx, "fn", None),
+                                   ctx.mod if isinstance(ctx, _ModCtx) else None)
         if t is Call:
             return self.eval_call(ctx, e)
         if t is DictExpr:

@@ -108,7 +108,10 @@ def _judge(resolver: Resolver, causal_recv: bool, wl, wr, causal_in: bool, L, R)
         state = ResolvedState.from_value(resolver.fn(bool(causal_recv), wl, wr))
     except Exception as exc:  # the release raises on this pair: not the intended band
         return "raises", f"raises {type(exc).__name__}"
-    intended = (L, R)
+    # a sentinel below -1 the tree writes (``-2``, ``-(2 ** 31)``) means what -1 does: no
+    # bound on that side (TE itself asserts it never passes one)
+    intended = tuple(-1 if isinstance(x, int) and not isinstance(x, bool) and x < -1 else x
+                     for x in (L, R))
     verdict, _ = band_verdict(state, bool(causal_in), intended)
     return verdict, state.label()
 

@@ -172,6 +172,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
         # imported from outside the tree
         declared += [m for m in RC.vendored_elsewhere(index, sums) if m not in declared]
         reach = RC.compute(index, sums, declared)
+        import_edges = RC.import_edges(index, sums)
         # this project's fa4_patch is what the tree's fa4_patch.wrap runs, unless the tree
         # may change it: then its wrappers are judged like any other code it cannot see
         index.fa4_patch_tampered = RC.fa4_patch_tampering(index)
@@ -233,6 +234,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
         solver = Solver(mods, modnames, wrapper_names, request_load, request_callers,
                         lambda rel: rel in parser.irs)
         solver.attr_stores = attr_stores
+        solver.import_edges = import_edges
         solver.fa4_patch_tampered = index.fa4_patch_tampered
         analysis = Analysis(solver, Text(data), wrapper_names, judge)
         calls, site_info = analysis.run()

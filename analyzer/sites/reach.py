@@ -2344,6 +2344,28 @@ def _ambiguous_imports(index: TreeIndex, sums: dict, reaching: set, is_origin) -
     return out
 
 
+def import_edges(index: TreeIndex, sums: dict) -> dict:
+    """module -> {module of the tree it may import (its packages above included): the first
+    line that imports it}, over every import of each file (in functions too): what an import
+    cycle runs (``flow_env.cycle_line``)."""
+    out: dict = {}
+    for m, sm in sums.items():
+        got = out.setdefault(m, {})
+        for line, _col, ref in sm.uses:
+            names = [ref[1]] + ([f"{ref[1]}.{ref[2]}"] if ref[0] == "imp" else [])
+            for name in names:
+                tm = name if name in index.modules else index.tree_module(name)
+                if tm is None:
+                    continue
+                parts = tm.split(".")
+                for i in range(1, len(parts) + 1):
+                    t = ".".join(parts[:i])
+                    if t in index.modules and t != m:
+                        old = got.get(t, line)
+                        got[t] = line if old is None or line is None else min(old, line)
+    return out
+
+
 def compute(index: TreeIndex, sums: dict[str, FileSummary],
             declared: Iterable[str] = ()) -> Reach:
     declared = tuple(sorted({d.strip() for d in declared if d and d.strip()}))

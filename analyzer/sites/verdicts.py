@@ -1323,8 +1323,9 @@ def _side_atoms(solver, site):
 
 # a numeric computation's result: its value may be anything of its type (``math.floor(w *
 # 1.5)`` is -2 for w = -1, ``float(...)`` a float), whatever its arguments are
-_NUMERIC_CALL = re.compile(r"(?:(?:math|cmath|operator|numpy|np|torch)\.\w+|float|int|round|"
-                           r"divmod|pow|sum|complex)\(")
+_NUMERIC_CALL = re.compile(r"(?:(?:math|cmath|operator|numpy|np|torch|functools)\.\w+|float|int|"
+                           r"round|divmod|pow|sum|complex|min|max|abs|reduce)\(|"
+                           r"^[^(]*\.__\w+__\(")
 
 
 def _beyond_convention(atom) -> bool:

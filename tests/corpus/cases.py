@@ -5493,5 +5493,82 @@ case("tree_sentinel_below_minus_one_through_a_method/twin",
      {"attn.py": _EXACT.format(w="-1")},
      "import attn\nattn.forward(1, 2, 3)\n", "safe", why="FA4 gets (None, 0)")
 
+# 276. an import cycle through a third module: ``backends`` binds raw FA4, imports
+# ``registry`` (which imports ``attn``, which does ``from backends import flash_attn_func``)
+# and only then wraps its binding. ``attn`` gets the raw function; only a direct two-module
+# cycle was read -- a false "safe". Any import of the tree that leads back to the reader
+# (through other modules, in a function too) now shows it the values the name held before.
+# The twin wraps before importing ``registry``
+_CYCLE = {
+    "app/__init__.py": "",
+    "app/norm.py": NORMALISER,
+    "app/backends.py": FA + "from app.norm import normalized\nFIRST\nSECOND\n",
+    "app/registry.py": "from app.attn import forward\n\nBACKENDS = {'fa4': forward}\n",
+    "app/attn.py": "from app.backends import flash_attn_func\n\n\ndef forward(q, k, v):\n"
+                   "    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n",
+}
+_IMPORT_REG = "from app import registry  # noqa: F401"
+_WRAP = "flash_attn_func = normalized(flash_attn_func)"
+case("import_cycle_through_a_third_module",
+     {k: v.replace("FIRST", _IMPORT_REG).replace("SECOND", _WRAP) for k, v in _CYCLE.items()},
+     "import app.backends\nfrom app import attn\nattn.forward(1, 2, 3)\n", "unsafe",
+     why="attn bound the raw function while backends was still importing")
+case("import_cycle_through_a_third_module/twin",
+     {k: v.replace("FIRST", _WRAP).replace("SECOND", _IMPORT_REG) for k, v in _CYCLE.items()},
+     "import app.backends\nfrom app import attn\nattn.forward(1, 2, 3)\n", "safe",
+     why="wrapped before the cycle runs")
+
+# 277. a side the call computes with ``min``/``max`` (``min(window_size[0] - step * chunk,
+# max_seqlen)``, ``min(self.sliding_window - 1, n)``) through an "exactly -1" normaliser:
+# only bare arithmetic and math/int/round calls counted as computed, and the result was
+# taken as a helper's value under the convention -- a false "safe" (-2 reaches FA4). ``min``,
+# ``max``, ``abs``, ``reduce`` and dunder arithmetic count now. The twin passes the side as
+# it came
+_MIN = FA + NORMALISER.replace("return None if x is not None and x < 0 else x",
+                               "return None if x == -1 else x") + """
+fa = normalized(flash_attn_func)
+
+
+def step(q, k, v, left, chunk, n):
+    return fa(q, k, v, causal=True, window_size=({side}, 0))
+"""
+case("computed_side_with_min_through_an_exactly_minus_one_wrapper",
+     {"attn.py": _MIN.format(side="min(left - chunk, n)")},
+     "import attn\nattn.step(1, 2, 3, -1, 1, 8)\n", "unknown", why="min(-2, 8) = -2")
+case("computed_side_with_min_through_an_exactly_minus_one_wrapper/twin",
+     {"attn.py": _MIN.format(side="left")},
+     "import attn\nattn.step(1, 2, 3, -1, 1, 8)\n", "safe", why="-1 is normalised")
+
+# 278. a closure variable rebound by a sibling nested function through ``nonlocal``
+# (``def disable(): nonlocal kernel; kernel = flash_attn_func``): the function that calls
+# ``kernel`` read only the enclosing function's own binding, the normalised wrapper -- a
+# false "safe". A ``nonlocal`` store in any function nested in the owner is now one more
+# value of the variable. The twin's switch rebinds another normalised wrapper
+_NONLOCAL = FA + NORMALISER + """
+
+def make_backend():
+    kernel = normalized(flash_attn_func)
+
+    def run(q, k, v, window=(-1, 0)):
+        return kernel(q, k, v, causal=True, window_size=window)
+
+    def switch():
+        nonlocal kernel
+        kernel = {other}
+
+    return run, switch
+
+
+run_attention, switch = make_backend()
+"""
+case("closure_variable_rebound_by_nonlocal",
+     {"attn.py": _NONLOCAL.format(other="flash_attn_func")},
+     "import attn\nattn.switch()\nattn.run_attention(1, 2, 3)\n", "unknown",
+     why="after the switch FA4 gets (-1, 0)")
+case("closure_variable_rebound_by_nonlocal/twin",
+     {"attn.py": _NONLOCAL.format(other="normalized(flash_attn_func)")},
+     "import attn\nattn.switch()\nattn.run_attention(1, 2, 3)\n", "safe",
+     why="still normalised")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
