@@ -713,6 +713,37 @@ def _binds(bound: set, attr: str) -> str:
 _PATCHERS = frozenset({"object", "multiple", "setattr", "delattr", "patch"})
 
 
+def _builds_a_name(node) -> bool:
+    """The bare name in a string that goes into a dotted target: bound to a name
+    (``_KEY = "W"``), an operand (``_MOD + "." + "W"``), or an item joined or formatted."""
+    from analyzer.sites.astutil import parent
+
+    p = parent(node)
+    if isinstance(p, (ast.Assign, ast.AnnAssign, ast.BinOp, ast.JoinedStr)):
+        return True
+    if isinstance(p, (ast.Tuple, ast.List)):
+        c = parent(p)
+        return isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and \
+            c.func.attr in ("join", "format")
+    return False
+
+
+def _names_read_only(node) -> bool:
+    """A string naming an attribute where it is only read: the name argument of ``getattr``
+    or ``hasattr``, or an entry of ``__all__``."""
+    from analyzer.sites.astutil import parent
+
+    p = parent(node)
+    if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and \
+            p.func.id in ("getattr", "hasattr") and len(p.args) > 1 and p.args[1] is node:
+        return True
+    while isinstance(p, (ast.List, ast.Tuple)):
+        p = parent(p)
+    return isinstance(p, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
+        isinstance(tg, ast.Name) and tg.id == "__all__"
+        for tg in (p.targets if isinstance(p, ast.Assign) else [p.target]))
+
+
 def _private(attr: str) -> bool:
     """A name Python mangles inside a class body (``__window``, not ``__init__``)."""
     return attr.startswith("__") and not attr.endswith("__")
@@ -757,11 +788,23 @@ def _stores_in(tree: ast.Module, attr: str):
                     yield n.lineno, _owner_of(n.value)        # o.__dict__[k] = ...
                 elif isinstance(p, ast.Attribute) and p.attr in ("update", "setdefault"):
                     yield n.lineno, _owner_of(n.value)        # o.__dict__.update(...)
-        elif t is ast.Constant and isinstance(n.value, str) and "." in n.value and \
-                n.value.rsplit(".", 1)[1] == attr and \
-                all(p.isidentifier() for p in n.value.split(".")):
-            # a dotted target a patcher rebinds (``mock.patch("pkg.attn.DEFAULT_WINDOW", w)``,
-            # ``monkeypatch.setattr("pkg.attn.DEFAULT_WINDOW", w)``): not a store the flow reads
+        elif t is ast.Constant and isinstance(n.value, str) and \
+                (n.value.endswith("." + attr) or n.value == attr and _builds_a_name(n)) and \
+                not _names_read_only(n):
+            # the name in a string: a target a patcher rebinds (``mock.patch("pkg.attn.W",
+            # w)``, also built: ``".".join((..., "W"))``, ``"%s.W" % m.__name__``, a name
+            # holding it), not a store the flow reads. A ``getattr``/``hasattr`` read and an
+            # ``__all__`` entry are no stores
+            yield n.lineno, None
+        elif t is ast.Call and (isinstance(n.func, ast.Attribute) and n.func.attr in _PATCHERS
+                                or isinstance(n.func, ast.Name) and n.func.id == "patch") and (
+                    any(k.arg == attr for k in n.keywords) or any(
+                        isinstance(x, ast.Constant) and isinstance(x.value, str)
+                        and (x.value == attr or x.value.endswith("." + attr))
+                        for a in list(n.args) + [k.value for k in n.keywords]
+                        for x in ast.walk(a))):
+            # the name anywhere in the target the patcher gets (``_MOD + ".NAME"``,
+            # ``f"{_MOD}.NAME"``, ``".".join((..., "NAME"))``, ``"%s.NAME" % m.__name__``)
             yield n.lineno, None
         elif t is ast.Call and isinstance(n.func, ast.Attribute) and \
                 n.func.attr in _PATCHERS and (

@@ -286,9 +286,14 @@ class ImportsEnv:
             subs = self._submodules(tm)
         else:
             subs = [n for n in names if n in self._submodules(tm)]
+        line = self.cycle_line(other, m.name)
         for n in names:
             if n in oenv:
                 env[n] = oenv[n]
+                if line is not _NOT_IMPORTED:
+                    # an import cycle: the star ran while ``other`` was still importing
+                    env[n] = frozenset(self.force(oenv[n]) |
+                                       self.replaced_values(other, n, line))
         for n in subs:
             # ``__all__ = ["flash"]`` in a package imports and binds its submodule ``flash``
             sub = frozenset({(ModRef(f"{tm}.{n}", True), EMPTY)})

@@ -6,6 +6,8 @@ other's through ``self``)."""
 
 from __future__ import annotations
 
+import ast
+
 from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
 from analyzer.sites.flow_base import _READ_ONLY_CALLS, _is
 from analyzer.sites.ir import (Assign, Attr, Block, Call, DictExpr, Either, If, ListExpr, Lit,
@@ -122,7 +124,7 @@ class Values:
             if owner is None or owner.ir is not None:
                 continue                    # built in a function: its own flow reads it
             for name in _top_names_of(owner.mod, eid):
-                why = module_container_escapes(owner.mod, name)
+                why = module_container_escapes(owner.mod, name) or self._handed_out(owner.mod, name)
                 if not why and isinstance(v, DictVal) and self._list_entries(v):
                     # a list it holds as a window may be changed through it in place
                     why = module_item_changes(owner.mod, name)
@@ -134,6 +136,24 @@ class Values:
                     return (f"{name} of {owner.mod.path} is named in {other}, which may "
                             "change it")
         return ""
+
+    def _handed_out(self, mod, name: str) -> tuple:
+        """A module's own container handed out where the IR does not look: yielded by a
+        generator (``yield KW``, ``yield from (KW,)``) or returned by a lambda (``get =
+        lambda: KW``); its receivers may change it."""
+        stores = getattr(self, "attr_stores", None)
+        info = stores.index.by_path.get(mod.path) if stores is not None else None
+        tree = info.tree if info is not None else None
+        if tree is None:
+            return ()
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Lambda)):
+                body = n.body if isinstance(n, ast.Lambda) else n.value
+                if body is not None and any(isinstance(x, ast.Name) and x.id == name
+                                            for x in _leaves(body)):
+                    return (f"{name} is handed out by a generator or a lambda "
+                            f"({mod.path}:{n.lineno}): its receivers may change it",)
+        return ()
 
     def _named_elsewhere(self, path: str, name: str) -> str:
         """Another file of the tree that names ``name`` where it may change it
@@ -256,6 +276,9 @@ class Values:
                 continue
             if isinstance(call.func, Attr) and _is(call.func.base, name):
                 continue                # a method of the dict itself (``_mutations``)
+            if isinstance(call.func, Attr) and call.func.attr == "update" and \
+                    not any(_is(a.value, name) and a.kind == "k" for a in call.args):
+                continue                # ``other.update(name)``: its entries copied, read
             targets = self.static_callees(fn, call, True)
             followed = bool(targets)
             for target, shift in targets:
@@ -724,3 +747,23 @@ def _matters(v) -> bool:
     if isinstance(v, Const):
         return v.value is None or type(v.value) in (int, float, tuple)
     return isinstance(v, (FAFunc, FuncRef, ClassRef, ModRef, DictVal, ListVal))
+
+
+def _leaves(e):
+    """The expressions ``e`` may evaluate to or hold directly (through displays,
+    conditionals and ``and``/``or``); not what a call makes of them (``dict(kw)`` is a copy)."""
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, (ast.Tuple, ast.List, ast.Set)):
+            todo.extend(x.elts)
+        elif isinstance(x, ast.Dict):
+            todo.extend(v for v in x.values if v is not None)
+        elif isinstance(x, ast.IfExp):
+            todo += [x.body, x.orelse]
+        elif isinstance(x, ast.BoolOp):
+            todo.extend(x.values)
+        elif isinstance(x, (ast.Starred, ast.NamedExpr)):
+            todo.append(x.value)
+        else:
+            yield x

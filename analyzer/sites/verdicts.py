@@ -207,10 +207,18 @@ class Judge:
                         st.decorator_list:
                     objects.add(st.name)    # what a decorator made (``singledispatch``)
         for tree in (t for t in trees if t is not None):
+            for lam in (x for x in ast.walk(tree) if isinstance(x, ast.Lambda)):
+                if any(isinstance(x, ast.Name) and x.id in kept for x in ast.walk(lam.body)):
+                    return ("a lambda hands out a container its module keeps: a caller may "
+                            "change it through the result")
             for fdef in (x for x in ast.walk(tree)
                          if isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef))):
-                rets = [r.value for r in ast.walk(fdef) if isinstance(r, ast.Return) and r.value]
-                if any(isinstance(r, ast.Name) and r.id in kept for r in rets):
+                rets = [r.value for r in ast.walk(fdef)
+                        if isinstance(r, (ast.Return, ast.Yield, ast.YieldFrom)) and r.value]
+                if any(isinstance(x, ast.Name) and x.id in kept
+                       for r in rets for x in ([r] if isinstance(r, ast.Name) else
+                                               ast.walk(r) if isinstance(r, (ast.Tuple, ast.List))
+                                               else [])):
                     return (f"{fdef.name} hands out a container its module keeps: a caller may "
                             "change it through the result")
                 names = {(d.func if isinstance(d, ast.Call) else d) for d in fdef.decorator_list}
@@ -1301,14 +1309,24 @@ def _outside_domain(solver, site) -> str:
     """A value a window site can hold that the domain wrappers are proved on (None, ints >=
     -1) does not cover: an int below -1, a constant of another type, or a side the tree
     computes and the flow cannot bound (``_beyond_convention``); "" when there is none."""
+    paired = _pair_by_call(solver, site)
     for a in sorted(_side_atoms(solver, site), key=repr):
         if a[0] == "int" and a[1] < -1:
             return str(a[1])
         if len(a) > 3:
             return repr(a[3])
-        if _beyond_convention(a):
+        if _beyond_convention(a, paired):
             return a[1]
     return ""
+
+
+def _pair_by_call(solver, site) -> bool:
+    """The site's whole window is what a call makes (``Window(l, r)``, ``range(...)``): its
+    sides are the elements of a container, which the convention stands for, not a side the
+    call computes."""
+    return site.key == "window_size" and isinstance(solver.exprs.get(site.expr_id)
+                                                    if hasattr(solver.exprs, "get")
+                                                    else None, Call)
 
 
 def _side_atoms(solver, site):
@@ -1328,7 +1346,10 @@ _NUMERIC_CALL = re.compile(r"(?:(?:math|cmath|operator|numpy|np|torch|functools)
                            r"^[^(]*\.__\w+__\(")
 
 
-def _beyond_convention(atom) -> bool:
+_CALL_LABEL = re.compile(r"[\w.]+\(\.\.\.\)")
+
+
+def _beyond_convention(atom, pair_by_call: bool = False) -> bool:
     """A side ``coverage.window_values`` cannot bound that the tree computes by arithmetic or
     a numeric function (``sw - 1``, ``~n``, ``w * scale``, ``math.floor(...)``: -2 or -1.0 for
     a sentinel -1), or a bare int where a pair goes. The convention on values the flow cannot
@@ -1343,8 +1364,11 @@ def _beyond_convention(atom) -> bool:
     if why.startswith(FROM_CALLER) and ": " in why:
         why = why.split(": ", 1)[1]
     why = re.sub(r" \(via [^()]*\)\Z", "", why)
-    # the IR keeps arithmetic, comparisons and other expressions it does not model opaque
-    return why == "..." or bool(_NUMERIC_CALL.match(why))
+    # the IR keeps arithmetic, comparisons and other expressions it does not model opaque;
+    # a call's result at the site (``_to_left(sw)``, ``clip(sw - 1, ...)``, ``sorted(...)``)
+    # is what the tree computes from its arguments, whatever the callee's name
+    return why == "..." or bool(_NUMERIC_CALL.match(why)) or \
+        (not pair_by_call and bool(_CALL_LABEL.match(why)))
 
 
 def _sets_attribute(tree, attr: str, dashed: str) -> int:
@@ -3076,7 +3100,11 @@ def decide(calls, solver, text, judge: Judge) -> None:
                 plan["helped"] = helped[id(splat)]
                 # the helper was proved on the domain (None, ints >= -1): a side the tree
                 # passes outside it (``-(1 << 31)``, ``sw - 1``, ``-1.0``) is not covered
-                odd = _outside_domain(solver, site) if site is not None else ""
+                inner = site is not None and isinstance(site.fn, tuple) and (
+                    site.fn[-1] == helped[id(splat)]
+                    or str(site.fn[-1]).startswith(helped[id(splat)] + "."))
+                # (a store the helper makes itself was run with it: proved)
+                odd = _outside_domain(solver, site) if site is not None and not inner else ""
                 if odd:
                     why = (f"{site.key} at {site.path}:{site.pos[0]} can be {odd}, handed to "
                            f"**{helped[id(splat)]}(...), which was proved on None and integers "
@@ -3105,12 +3133,13 @@ def decide(calls, solver, text, judge: Judge) -> None:
             branchy = enum.branches(site)
             # every int a side can be, bounded or not (a parameter's default of -2): in the
             # grid the wrappers are run on
+            paired = _pair_by_call(solver, site)
             for a in _side_atoms(solver, site):
                 if a[0] == "int":
                     plan["ints"].add(a[1])
                 elif len(a) > 3:
                     plan["outside"].add(f"{a[3]!r} at {site.path}:{site.pos[0]}")
-                elif _beyond_convention(a):
+                elif _beyond_convention(a, paired):
                     plan["beyond"].add(f"{site.key} at {site.path}:{site.pos[0]}: {a[1]}")
             if site.key == "window_size":
                 p, unk = _pair_values(solver, site.fn, expr, line=site_line(site))

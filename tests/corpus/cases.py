@@ -5570,5 +5570,78 @@ case("closure_variable_rebound_by_nonlocal/twin",
      "import attn\nattn.switch()\nattn.run_attention(1, 2, 3)\n", "safe",
      why="still normalised")
 
+# 279. a patcher whose target string is built (``".".join(("pkg", "attn", "WINDOW"))``,
+# ``"%s.WINDOW" % attn.__name__``, ``_MOD + ".WINDOW"``): only a literal dotted string was
+# read as a store -- a false "safe". The name anywhere in a string of the tree (other than a
+# ``getattr``/``hasattr`` read or ``__all__``) now counts. The twin patches nothing
+_BUILT_TARGET = {
+    "pkg/__init__.py": "",
+    "pkg/attn.py": FA + "WINDOW = (None, 0)\n\n\ndef forward(q, k, v):\n"
+                   "    return flash_attn_func(q, k, v, causal=True, window_size=WINDOW)\n",
+}
+case("patch_target_built_from_constants",
+     dict(_BUILT_TARGET, **{"pkg/compat.py": "from unittest import mock\n\n\ndef te_windows():\n"
+                                             "    target = '.'.join(('pkg', 'attn', 'WINDOW'))\n"
+                                             "    return mock.patch(target, (-1, 0))\n"}),
+     "from pkg import attn, compat\nwith compat.te_windows():\n    attn.forward(1, 2, 3)\n",
+     "unknown", why="inside the patch FA4 gets (-1, 0)")
+case("patch_target_built_from_constants/twin",
+     dict(_BUILT_TARGET, **{"pkg/compat.py": "import contextlib\n\n\ndef te_windows():\n"
+                                             "    return contextlib.nullcontext()\n"}),
+     "from pkg import attn, compat\nwith compat.te_windows():\n    attn.forward(1, 2, 3)\n",
+     "safe", why="nothing is patched")
+
+# 280. a module's own kwargs dict handed out by a generator (``yield _FA_KWARGS``) or a
+# lambda, changed by the receiver: only ``return`` in a ``def`` counted as handing it out
+# -- a false "safe". The twin's generator yields a copy
+_YIELDED = FA + """
+_FA_KWARGS = {{"causal": True, "window_size": (None, 0)}}
+
+
+def iter_kwargs():
+    yield {what}
+
+
+def to_te():
+    for kw in iter_kwargs():
+        kw["window_size"] = (-1, 0)
+
+
+def forward(q, k, v):
+    return flash_attn_func(q, k, v, **_FA_KWARGS)
+"""
+case("module_dict_yielded_and_changed",
+     {"attn.py": _YIELDED.format(what="_FA_KWARGS")},
+     "import attn\nattn.to_te()\nattn.forward(1, 2, 3)\n", "unknown",
+     why="the receiver stores (-1, 0) into the module's dict")
+case("module_dict_yielded_and_changed/twin",
+     {"attn.py": _YIELDED.format(what="dict(_FA_KWARGS)")},
+     "import attn\nattn.to_te()\nattn.forward(1, 2, 3)\n", "safe",
+     why="the copy is changed, not the module's dict")
+
+# 281. a side a helper of the tree computes at the call (``window_size=(_to_left(sw), 0)``,
+# ``def _to_left(sw): return sw - 1``; or ``clip(...)``, ``sorted(...)[0]``) into an "exactly
+# -1" normaliser: a helper's result was taken under the convention -- a false "safe" (-2
+# reaches FA4). A call's result at the site now counts as computed by the tree. The twin
+# passes the parameter itself
+_HELPER_SIDE = FA + NORMALISER.replace("return None if x is not None and x < 0 else x",
+                                       "return None if x == -1 else x") + """
+fa = normalized(flash_attn_func)
+
+
+def _to_left(sw):
+    return sw - 1
+
+
+def forward(q, k, v, sliding_window=-1):
+    return fa(q, k, v, causal=True, window_size=({side}, 0))
+"""
+case("side_computed_by_a_tree_helper",
+     {"attn.py": _HELPER_SIDE.format(side="_to_left(sliding_window)")},
+     "import attn\nattn.forward(1, 2, 3)\n", "unknown", why="_to_left(-1) = -2")
+case("side_computed_by_a_tree_helper/twin",
+     {"attn.py": _HELPER_SIDE.format(side="sliding_window")},
+     "import attn\nattn.forward(1, 2, 3)\n", "safe", why="-1 is normalised")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
