@@ -206,6 +206,14 @@ class StoreIndex:
         return ""
 
     # -- stores ----------------------------------------------------------------------
+    def patching(self) -> bool:
+        """Does any file of the tree use a patcher (``mock.patch``, ``monkeypatch.setattr``),
+        which sets an attribute named by a string? Read once."""
+        got = self.__dict__.get("_patching")
+        if got is None:
+            got = self._patching = any(_PATCHING.search(raw) for raw in self.data.values())
+        return got
+
     def _stores_of(self, attr: str) -> list:
         """(path, line, owning class name | None) for every store of ``attr`` in the tree."""
         return list(self._stores_iter(attr))
@@ -240,12 +248,15 @@ class StoreIndex:
         # a private name (``self.__window`` in a class body) is stored from elsewhere under
         # its mangled spelling (``layer._Attn__window = ...``)
         mangled = rb"(?:_[A-Za-z0-9]\w*)?" if _private(attr) else b""
-        # (also the name in a string: ``mock.patch("pkg.mod.NAME", ...)``,
-        # ``monkeypatch.setattr(mod, "NAME", ...)``; and ``patch.multiple(mod, NAME=...)``)
+        # (also, in a tree that uses a patcher, the name in a string:
+        # ``mock.patch("pkg.mod.NAME", ...)``, ``monkeypatch.setattr(mod, "NAME", ...)``; and
+        # ``patch.multiple(mod, NAME=...)``)
+        patching = self.patching()
         text_pat = re.compile(rb"\.(?:\s|\\\r?\n|#[^\n]*)*" + mangled + re.escape(needle)
                               + rb"(?!\w)|setattr\s*\(|__setattr__|__delattr__|__dict__|"
-                              rb"\bvars\s*\(|[\"'][\w.]*" + re.escape(needle) +
-                              rb"[\"']|\bmultiple\s*\(")
+                              rb"\bvars\s*\(" + ((rb"|[\"'][^\"'\n]*" + re.escape(needle) +
+                                                  rb"[\"']|\bmultiple\s*\(")
+                                                 if patching else b""))
         for rel in sorted(self.data):
             raw = self.data[rel]
             if needle not in raw or not text_pat.search(raw):
@@ -255,7 +266,7 @@ class StoreIndex:
             if tree is None:
                 yield [(rel, 1, None)]     # cannot be read: anything may be set there
                 continue
-            yield [(rel, line, owner) for line, owner in _stores_in(tree, attr)]
+            yield [(rel, line, owner) for line, owner in _stores_in(tree, attr, patching)]
 
     # -- class bodies ------------------------------------------------------------------
     def class_hazard(self, cls_name: str, attr: str, skip=None) -> str:
@@ -759,7 +770,10 @@ def _mangles_to(spelled, attr: str) -> bool:
         spelled.endswith(attr) and bool(_MANGLE_PREFIX.match(spelled[:-len(attr)]))
 
 
-def _stores_in(tree: ast.Module, attr: str):
+_PATCHING = re.compile(rb"\bpatch(?:\.\w+)?\s*\(|\.setattr\s*\(|\b(?:monkeypatch|MonkeyPatch)\b")
+
+
+def _stores_in(tree: ast.Module, attr: str, patching: bool = True):
     """(line, owner) for each store of ``attr`` in one module: owner is the enclosing class
     when the store goes through its method's first parameter, else None. Reads the tree's
     index (``astutil``): only the matching nodes are looked at, and their parents climbed."""
@@ -788,7 +802,7 @@ def _stores_in(tree: ast.Module, attr: str):
                     yield n.lineno, _owner_of(n.value)        # o.__dict__[k] = ...
                 elif isinstance(p, ast.Attribute) and p.attr in ("update", "setdefault"):
                     yield n.lineno, _owner_of(n.value)        # o.__dict__.update(...)
-        elif t is ast.Constant and isinstance(n.value, str) and \
+        elif patching and t is ast.Constant and isinstance(n.value, str) and \
                 (n.value.endswith("." + attr) or n.value == attr and _builds_a_name(n)) and \
                 not _names_read_only(n):
             # the name in a string: a target a patcher rebinds (``mock.patch("pkg.attn.W",
