@@ -217,3 +217,23 @@ def in_function(node: ast.AST) -> bool:
     """Is ``node`` inside a function or lambda body (an indexed tree: ``parent``)? There
     ``locals()``/``vars()`` are the function's own names."""
     return enclosing_function(node) is not None
+
+
+def value_leaves(e):
+    """The expressions ``e`` may evaluate to or hold directly (through displays,
+    conditionals and ``and``/``or``); not what a call makes of them (``dict(kw)`` is a copy)."""
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, (ast.Tuple, ast.List, ast.Set)):
+            todo.extend(x.elts)
+        elif isinstance(x, ast.Dict):
+            todo.extend(v for v in x.values if v is not None)
+        elif isinstance(x, ast.IfExp):
+            todo += [x.body, x.orelse]
+        elif isinstance(x, ast.BoolOp):
+            todo.extend(x.values)
+        elif isinstance(x, (ast.Starred, ast.NamedExpr)):
+            todo.append(x.value)
+        else:
+            yield x

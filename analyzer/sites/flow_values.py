@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
+from analyzer.sites.astutil import value_leaves
 from analyzer.sites.flow_base import _READ_ONLY_CALLS, _is
 from analyzer.sites.ir import (Assign, Attr, Block, Call, DictExpr, Either, If, ListExpr, Lit,
                               Name, Starred, Subscript, Try, TupleExpr, Unknown, UnknownWhy)
@@ -150,7 +151,7 @@ class Values:
             if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Lambda)):
                 body = n.body if isinstance(n, ast.Lambda) else n.value
                 if body is not None and any(isinstance(x, ast.Name) and x.id == name
-                                            for x in _leaves(body)):
+                                            for x in value_leaves(body)):
                     return (f"{name} is handed out by a generator or a lambda "
                             f"({mod.path}:{n.lineno}): its receivers may change it",)
         return ()
@@ -748,22 +749,3 @@ def _matters(v) -> bool:
         return v.value is None or type(v.value) in (int, float, tuple)
     return isinstance(v, (FAFunc, FuncRef, ClassRef, ModRef, DictVal, ListVal))
 
-
-def _leaves(e):
-    """The expressions ``e`` may evaluate to or hold directly (through displays,
-    conditionals and ``and``/``or``); not what a call makes of them (``dict(kw)`` is a copy)."""
-    todo = [e]
-    while todo:
-        x = todo.pop()
-        if isinstance(x, (ast.Tuple, ast.List, ast.Set)):
-            todo.extend(x.elts)
-        elif isinstance(x, ast.Dict):
-            todo.extend(v for v in x.values if v is not None)
-        elif isinstance(x, ast.IfExp):
-            todo += [x.body, x.orelse]
-        elif isinstance(x, ast.BoolOp):
-            todo.extend(x.values)
-        elif isinstance(x, (ast.Starred, ast.NamedExpr)):
-            todo.append(x.value)
-        else:
-            yield x

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from analyzer.sites import behaviour as BH
 from analyzer.sites.attrstores import _binds, _class_bindings, statement_bindings
 from analyzer.sites import pairs as P
+from analyzer.sites.astutil import value_leaves
 from analyzer.sites.astutil import (index as astutil_index, indexed, parent as parent_of,
                                     walk)
 from analyzer.sites.coverage import FROM_CALLER, site_line
@@ -2666,33 +2667,13 @@ def _window_sentinels(index) -> set:
                        for t in targets):
                     values.append(n.value)
             for v in values:
-                for e in _value_leaves(v):
+                for e in value_leaves(v):
                     x = _negative_constant(e)
                     if x is not None:
                         out.add(x)
                     elif isinstance(e, (ast.Name, ast.Attribute)):
                         out |= named.get(e.id if isinstance(e, ast.Name) else e.attr, set())
     return out
-
-
-def _value_leaves(v):
-    """The expressions ``v`` may evaluate to, through displays and conditionals (not into
-    subscripts, calls' arguments or comparisons: ``window[-2:]`` is no window)."""
-    todo = [v]
-    while todo:
-        e = todo.pop()
-        if isinstance(e, (ast.Tuple, ast.List, ast.Set)):
-            todo.extend(e.elts)
-        elif isinstance(e, ast.Dict):
-            todo.extend(e.values)
-        elif isinstance(e, ast.IfExp):
-            todo += [e.body, e.orelse]
-        elif isinstance(e, ast.BoolOp):
-            todo.extend(e.values)
-        elif isinstance(e, ast.Starred):
-            todo.append(e.value)
-        else:
-            yield e
 
 
 def _negative_constant(e):
