@@ -875,8 +875,6 @@ def mutating_chain(raw: bytes, i: int, n: int) -> bool:
     return mutating_mention(raw, i, n)
 
 
-_CONTAINER_READS = frozenset({"get", "keys", "values", "items", "copy", "__contains__",
-                              "__getitem__", "__len__", "__iter__", "count", "index"})
 _COPYING_CALLS = frozenset({"dict", "list", "tuple", "set", "frozenset", "len", "sorted",
                             "print", "repr", "str", "bool", "isinstance", "copy", "deepcopy",
                             "any", "all", "sum", "iter"})
@@ -894,6 +892,7 @@ def held_container_use(tree, attr: str) -> int:
     (``getattr(o, "attr")``, ``vars(o)["attr"]``, ``attrgetter("attr")``) -- counts."""
     from analyzer.sites.attrstores import _mangles_to
     from analyzer.sites.astutil import indexed, index as index_tree, parent
+    from analyzer.sites.flow_base import _READ_METHODS
 
     keep = None if indexed(tree) else index_tree(tree)  # noqa: F841 - parents below
     for n in ast.walk(tree):
@@ -916,7 +915,7 @@ def held_container_use(tree, attr: str) -> int:
             continue                                    # an item read
         if isinstance(p, ast.Attribute) and p.value is n:
             g = parent(p)
-            if p.attr in _CONTAINER_READS and isinstance(g, ast.Call) and g.func is p:
+            if p.attr in _READ_METHODS and isinstance(g, ast.Call) and g.func is p:
                 continue
             return n.lineno
         if isinstance(p, ast.keyword) and p.arg is None:

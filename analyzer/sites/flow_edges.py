@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from analyzer.sites.flow_base import *  # noqa: F401,F403 - the flow layer's vocabulary
 from analyzer.sites.flow_base import _deco_names
+from analyzer.sites.ir import Attr, Call, Name
 
 # decorators that keep a function's first result for later calls (``functools.cache``)
 _CACHING = frozenset({"cache", "lru_cache", "cached", "memoize", "cached_property"})
-from analyzer.sites.ir import Attr, Call, Name
 
 
 class CallEdges:

@@ -551,15 +551,15 @@ class Values:
                 out.add((FuncRef(cls.methods[attr].key), EMPTY))
             if not found:
                 out.add((Opaque(f"{fn.first_param}.{attr}"), EMPTY))
-            why = self._held_container_changed(attr, out)
-            if why:
-                out = set(self._with_reason(frozenset(out), f"{fn.first_param}.{attr}: {why}"))
             elif known:
                 stores = getattr(self, "attr_stores", None)
                 away = stores.detached(cls.ir.name, on_ctx) if stores is not None else ""
                 if away:
                     out.add((Opaque(f"{fn.first_param}.{attr}: a method of {cls.ir.name} may "
                                     f"run on another object ({away})"), EMPTY))
+            why = self._held_container_changed(attr, out)
+            if why:
+                out = set(self._with_reason(frozenset(out), f"{fn.first_param}.{attr}: {why}"))
             return frozenset(out)
         return self._memo(("selfattr", cls.key, attr, static, on_ctx), compute)
 
