@@ -1120,12 +1120,13 @@ _PARTIALS = frozenset({"functools.partial", "partial", "functools.partialmethod"
                        "partialmethod"})
 
 
-def _prefilled_window(call: ast.Call) -> str:
+def _prefilled_window(call: ast.Call, read=None) -> str:
     """Why a ``functools.partial(fa4, ...)`` call binds a window FA4 may read as another band
-    than meant ("" when it binds none, or only literal windows every release reads as
-    meant): a literal with a negative bound beside another, a window the pass cannot read
-    (not a literal, a ``**`` splat, a positional at a window's place). The calls made through
-    the partial outside the tree are never judged, so what it binds is judged here."""
+    than meant ("" when it binds none, or only windows every release reads as meant): a
+    negative bound beside another, a window the pass cannot read (not a literal or a
+    module-level name bound to one: ``read(node)`` gives a keyword's values or why not; a
+    ``**`` splat, a positional at a window's place). The calls made through the partial
+    outside the tree are never judged, so what it binds is judged here."""
     if any(k.arg is None for k in call.keywords):
         return ("is prefilled by a ** splat that may bind a window; the calls through the "
                 "partial (outside the tree too) are not judged")
@@ -1136,31 +1137,34 @@ def _prefilled_window(call: ast.Call) -> str:
     for k in call.keywords:
         if k.arg in N.WINDOW_KEYS:
             try:
-                got[k.arg] = ast.literal_eval(k.value)
+                vals = frozenset({BH._freeze(ast.literal_eval(k.value))})
             except (ValueError, SyntaxError, TypeError):
+                vals = read(k.value) if read is not None else "not a literal"
+            if isinstance(vals, str):
                 return (f"is prefilled with {k.arg}={ast.unparse(k.value)}, which the pass "
-                        "cannot read; the calls through the partial (outside the tree too) "
-                        "are not judged")
+                        f"cannot read ({vals}); the calls through the partial (outside the "
+                        "tree too) are not judged")
+            got[k.arg] = sorted(vals, key=repr)
     if not got:
         return ""
-    w = got.get("window_size")
     if "window_size" in got:
-        pairs = [tuple(w)] if isinstance(w, (tuple, list)) and len(w) == 2 else \
-            [(None, None)] if w is None else [w]
+        pairs = [tuple(w) if isinstance(w, tuple) and len(w) == 2 else
+                 (None, None) if w is None else w for w in got["window_size"]]
     else:
-        pairs = [(got.get("window_size_left"), got.get("window_size_right"))]
+        pairs = [(l, r) for l in got.get("window_size_left", [None])
+                 for r in got.get("window_size_right", [None])]
         if len(got) == 1:
             # a side the partial leaves open is the caller's: a bound negative side beside
             # it is a wrong band whatever bound the caller passes, but -1 (full attention)
-            (side, v), = got.items()
-            if not (v is None or type(v) is int):
-                pairs = [(v, 0)]
-            elif v is not None and v < 0:
-                return (f"is prefilled with {side}={v!r}, which beside any bound the caller "
-                        "passes (outside the tree too) FA4 releases since #2490 may read as "
-                        "another band than meant")
-            else:
-                return ""
+            (side, vs), = got.items()
+            pairs = []
+            for v in vs:
+                if not (v is None or type(v) is int):
+                    pairs.append((v, 0))
+                elif v is not None and v < 0:
+                    return (f"is prefilled with {side}={v!r}, which beside any bound the "
+                            "caller passes (outside the tree too) FA4 releases since #2490 "
+                            "may read as another band than meant")
     for pair in pairs:
         if not (isinstance(pair, tuple) and len(pair) == 2 and all(
                 x is None or (type(x) is int) for x in pair)):
@@ -1172,6 +1176,33 @@ def _prefilled_window(call: ast.Call) -> str:
                     "read as another band than meant (a negative bound beside another); every "
                     "call through the partial, outside the tree too, passes it")
     return ""
+
+
+def _reader(sc, path: str, call: ast.Call):
+    """How a partial's keyword values are read: literals, and module-level names bound to one
+    where the partial is made at the top level of its module (``Judge._constant_values``)."""
+    if sc.judge is None:
+        return None
+    return lambda node: sc.judge._constant_values(path, node, call)
+
+
+def _prefill_normalised(sc, call, fn, solver) -> bool:
+    """Every FA4 value of the partial call is a proved wrapper inside the partial, for the
+    keyword forms the partial hands it its window by: whatever window it binds reaches FA4
+    normalised, whoever calls it."""
+    if sc.judge is None:
+        return False
+    vals = _wrapped_values(call, fn, solver)
+    if not vals:
+        return False
+    for v in vals:
+        pf = sc.judge.prefills(v.chain)
+        if pf is None or not pf.inner:
+            return False
+        res = sc.judge.chain(FAFunc(v.entry, pf.inner)).for_forms(BH.merged_forms({"keyword"}))
+        if res.status != "proved":
+            return False
+    return True
 
 
 def _use(sc, node, fn, solver, call_at, path) -> str:
@@ -1211,7 +1242,8 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
                 return (f"is handed to {callee}(...) together with arguments it may call it "
                         "with; the windows among them are not judged")
             if callee in _PARTIALS:
-                prefilled = _prefilled_window(p)
+                prefilled = "" if _prefill_normalised(sc, p, fn, solver) else \
+                    _prefilled_window(p, _reader(sc, path, p))
                 if prefilled:
                     # the window is part of the value: whoever calls it -- code outside the
                     # tree included, where no call is judged -- hands FA4 that window

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -606,26 +607,157 @@ class Judge:
                             f"of {w.label}; the calls through the wrapper carry the verdict")
         return None
 
-    def prefills(self, chain) -> dict | None:
-        """The ``causal`` and window keywords a chain made only of ``functools.partial`` calls
-        binds (outer partials over inner ones), each a literal; None for any other chain, or
-        where one of those keywords is not a literal or a ``**`` splat may carry one."""
-        if not chain or any(w.kind != "partial" or not w.at for w in chain):
+    def prefills(self, chain) -> "Prefills | None":
+        """For a chain whose outer layers are ``functools.partial`` calls binding keywords
+        only: the chain inside them and, for the ``causal`` and window keywords they bind
+        (outer partials over inner ones), every value each may hold -- or why that cannot be
+        bounded (a ``**`` splat, an expression, a name the tree may bind otherwise). None for
+        any other chain."""
+        k = len(chain or ())
+        while k and chain[k - 1].kind == "partial" and chain[k - 1].at:
+            k -= 1
+        if not chain or k == len(chain):
             return None
         out: dict = {}
-        for w in chain:                         # innermost first: outer ones override
-            node, _ = self._call_node(*w.at)
-            if node is None:
-                return None
-            for k in node.keywords:
-                if k.arg is None:
-                    return None
-                if k.arg == "causal" or k.arg in N.WINDOW_KEYS:
-                    try:
-                        out[k.arg] = ast.literal_eval(k.value)
-                    except (ValueError, SyntaxError, TypeError):
-                        return None
+        for w in chain[k:]:                     # innermost first: outer ones override
+            got = self._partial_keywords(w)
+            if isinstance(got, str):
+                return Prefills(tuple(chain[:k]), {}, f"{w.label} ({w.at[0]}:{w.at[1]}) {got}")
+            out.update(got)
+        return Prefills(tuple(chain[:k]), out)
+
+    def _partial_keywords(self, w) -> dict | str:
+        """{keyword: frozenset of values} for the ``causal`` and window keywords one
+        ``functools.partial`` call binds, or why they cannot be bounded."""
+        node, _ = self._call_node(*w.at)
+        if node is None:
+            return "cannot be read"
+        out: dict = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                return "binds keywords by a ** splat"
+            if kw.arg != "causal" and kw.arg not in N.WINDOW_KEYS:
+                continue
+            got = self._constant_values(w.at[0], kw.value, node)
+            if isinstance(got, str):
+                return f"binds {kw.arg}={ast.unparse(kw.value)}: {got}"
+            if kw.arg == "window_size":
+                pairs = set()
+                for x in got:
+                    if isinstance(x, (tuple, list)) and len(x) == 2:
+                        pairs.add(tuple(x))
+                    elif x is None:
+                        pairs.add((None, None))
+                    else:
+                        pairs.add(x)            # not a pair: judged as it is (not ints)
+                got = frozenset(pairs)
+            out[kw.arg] = got
         return out
+
+    def _constant_values(self, path: str, node, call) -> frozenset | str:
+        """Every value an expression made of literals and module-level names can have, read
+        where ``call`` (a node of the module at ``path``) stands; or why not. A name counts
+        when ``call`` is at the top level of the module (not in a function, lambda or
+        comprehension, where the name may be its own) and the module binds it once, by a
+        literal assignment before the call (or imports it from a module of the tree that
+        does), and nothing else may change it (``_module_constant``)."""
+        try:
+            return frozenset({BH._freeze(ast.literal_eval(node))})
+        except (ValueError, SyntaxError, TypeError):
+            pass
+        info = self.index.by_path.get(path)
+        if info is None or info.tree is None or _in_a_scope(info.tree, call):
+            return "an expression inside a function"
+        line = call.lineno
+        names = sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)})
+        if not names or any(not isinstance(n, (ast.Name, ast.Constant, ast.Tuple, ast.List,
+                                               ast.UnaryOp, ast.USub, ast.Load, ast.expr_context))
+                            for n in ast.walk(node)):
+            return "not a literal or a name bound to one"
+        subst = {}
+        for name in names:
+            got = self._module_constant(path, name, line, 0)
+            if isinstance(got, str):
+                return got
+            subst[name] = got
+
+        class Swap(ast.NodeTransformer):
+            def visit_Name(self_, n):
+                return ast.copy_location(subst[n.id], n)
+
+        try:
+            tree = Swap().visit(ast.Expression(body=_copy(node)))
+            return frozenset({BH._freeze(ast.literal_eval(tree))})
+        except (ValueError, SyntaxError, TypeError):
+            return "not a literal or a name bound to one"
+
+    def _module_constant(self, path: str, name: str, line: int | None, depth: int):
+        """The literal (an ``ast`` node) the top level of the module at ``path`` binds
+        ``name`` to, read at ``line`` (None: after the module ran): bound once in the whole
+        module, by a one-target assignment (before ``line``) or a ``from`` import of a module
+        of the tree that binds it so; never declared ``global``, never named by another file
+        except to read it, no namespace written behind the statements' back. Else why not."""
+        from analyzer.sites.attrstores import _statements
+        from analyzer.sites.behaviour import bound_names
+        from analyzer.sites.detached import changed_elsewhere
+
+        info = self.index.by_path.get(path)
+        tree = info.bare_tree if info is not None else None
+        if depth > 4 or tree is None:
+            return f"{name} cannot be followed"
+        found = []
+        for st, scopes in _statements(tree):
+            if scopes:
+                if isinstance(st, (ast.Global, ast.Nonlocal)) and name in st.names:
+                    return f"{name} is declared global in a function of {path}"
+                continue
+            bound = set(bound_names(st))
+            if isinstance(st, (ast.For, ast.AsyncFor)):
+                bound |= {n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
+            elif isinstance(st, (ast.With, ast.AsyncWith)):
+                bound |= {n.id for it in st.items if it.optional_vars is not None
+                          for n in ast.walk(it.optional_vars) if isinstance(n, ast.Name)}
+            elif isinstance(st, ast.Try):
+                bound |= {h.name for h in st.handlers if h.name}
+            if isinstance(st, ast.ImportFrom) and any(a.name == "*" for a in st.names):
+                return f"{path} star-imports names that may bind {name}"
+            if name in bound or any(isinstance(n, ast.NamedExpr) and n.target.id == name
+                                    for n in ast.walk(st) if isinstance(n, ast.NamedExpr)):
+                found.append(st)
+        if len(found) != 1:
+            return f"{name} is bound {len(found)} times in {path}"
+        st = found[0]
+        hazard = self.namespace_hazard() or (self.attr_stores.any_store()
+                                             if getattr(self, "attr_stores", None) else
+                                             "the tree's text is not available")
+        if hazard:
+            return f"{name} may be changed through a namespace ({hazard})"
+        files = {p: i.raw for p, i in self.index.by_path.items()}
+        other = changed_elsewhere(files, None, name, _rebinds_attribute) or \
+            _named_in_text(files, name)
+        if other:
+            return f"{name} is named in {other}, which may change it"
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                isinstance(st.targets[0], ast.Name) and (line is None or st.lineno < line):
+            try:
+                value = ast.literal_eval(st.value)
+            except (ValueError, SyntaxError, TypeError):
+                return f"{name} is bound to an expression ({path}:{st.lineno})"
+            if not _immutable(value):
+                # a list or dict may be changed in place wherever it is reached
+                return f"{name} is bound to a container that may change ({path}:{st.lineno})"
+            return st.value
+        if isinstance(st, ast.ImportFrom) and st.level >= 0 and (line is None or st.lineno < line):
+            from analyzer.sites.reach import _resolve
+
+            a = next(a for a in st.names if (a.asname or a.name) == name)
+            mod = _resolve(info.name, info.is_pkg, st.module, st.level) if st.level else \
+                (st.module or "")
+            src = self.index.modules.get(mod)
+            if src is None:
+                return f"{name} comes from outside the tree ({mod})"
+            return self._module_constant(src.path, a.name, None, depth + 1)
+        return f"{name} is not bound to a literal before it is read ({path}:{st.lineno})"
 
     # -- calls ---------------------------------------------------------------------------
     def call_verdicts(self, fa4_values, wv: WindowValues, chain_pairs=None
@@ -1850,6 +1982,73 @@ def _passed_on(node, name: str) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class Prefills:
+    """What the ``functools.partial`` calls outermost in a chain bind (``Judge.prefills``)."""
+    inner: tuple            # the chain inside the partials (WrapRef, innermost first)
+    values: dict            # keyword -> frozenset of the values it may bind
+    why: str = ""           # why those values cannot be bounded ("" when they are)
+
+
+def _copy(node):
+    import copy
+
+    return copy.deepcopy(node)
+
+
+_ASSIGN_AFTER = re.compile(rb"[^\n#]*?(?<![=!<>])=(?!=)")
+
+
+def _immutable(v) -> bool:
+    return v is None or type(v) in (int, bool, str, float) or \
+        type(v) is tuple and all(_immutable(x) for x in v)
+
+
+def _rebinds_attribute(raw: bytes, i: int, n: int) -> bool:
+    """Can the mention at ``raw[i:i+n]`` rebind a module's name holding an immutable
+    constant? Only through an attribute (``consts.W = -2``; a bare ``W`` in another file is
+    that file's own): a store, ``del``, a ``for``/``with`` target, or any ``=`` after it on
+    its line (``c.W, x = ...``, ``c.W -= 1``), erring towards yes."""
+    if not raw[:i].rstrip(b" \t\\\n").endswith(b"."):
+        return False
+    head = raw[raw.rfind(b"\n", 0, i) + 1:i].lstrip()
+    return head.startswith((b"for ", b"async for ", b"with ", b"async with ", b"del ")) or \
+        _ASSIGN_AFTER.match(raw, i + n) is not None
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp)
+
+
+def _in_a_scope(tree, target) -> bool:
+    """Is ``target`` inside a function, lambda or comprehension of ``tree``?"""
+    todo = [(tree, False)]
+    while todo:
+        node, inside = todo.pop()
+        if node is target:
+            return inside
+        inside = inside or isinstance(node, _SCOPES)
+        todo.extend((c, inside) for c in ast.iter_child_nodes(node))
+    return True                 # not found: read as inside (only literals)
+
+
+def _named_in_text(files: dict, name: str) -> str:
+    """The first file that spells ``name`` inside a string or a comment
+    (``setattr(consts, "W", -2)``, ``globals()["W"]``, a patch target): it may change the
+    module-level name by a route the text scans do not read; "" when none."""
+    from analyzer.sites.attrstores import _in_string_or_comment
+    from analyzer.sites.detached import _word_at
+
+    needle = name.encode()
+    for rel in sorted(files):
+        raw = files[rel]
+        if needle not in raw:
+            continue
+        if any(_in_string_or_comment(raw, i) for i in _word_at(raw, needle)):
+            return rel
+    return ""
+
+
 class _Enumerator:
     """Call-site expressions whose names the flow cannot bound (``None if l < 0 else l``,
     ``norm(window_size)``): evaluated in the sandbox over every value those names can take."""
@@ -3002,48 +3201,65 @@ def _verdicts_with_prefills(judge, c, values, wv: WindowValues, plan, unknown):
     written = {a.kw for a in c["call"].args if a.kind == "k"}
     opaque = any(a.kind in ("*", "**") for a in c["call"].args) or \
         plan["forms"] - {"keyword"} or unknown
+    unread = []
     for v in values:
-        pre = judge.prefills(v.chain)
+        got = judge.prefills(v.chain)
+        if got is None:
+            plain.append(v)
+            continue
+        if got.why:
+            # what the partial binds is what the call hands FA4: unbounded, so unknown (never
+            # run as a wrapper that should pass the call's window through: it replaces it)
+            unread.append((v, got.why))
+            continue
+        inner, pre = got.inner, got.values
         pairs, causal, known = wv.pairs, wv.causal, wv.causal_known
         opairs = wv.open_pairs
-        split = set(pre or ()) & {"window_size_left", "window_size_right"}
-        if pre is not None and passes_window and split and not opaque and \
+        split = set(pre) & {"window_size_left", "window_size_right"}
+        if passes_window and split and not opaque and \
                 "window_size" not in pre and "window_size" not in written and \
                 not split & written and \
-                all(pre[k] is None or type(pre[k]) is int for k in split):
+                all(x is None or type(x) is int for k in split for x in pre[k]):
             # ``partial(_flash_attn_bwd, window_size_right=0)`` called with
             # ``window_size_left=wl`` only: FA4 gets the call's side and the partial's
             def fill(ps, pre=pre, split=split):
-                return frozenset((pre["window_size_left"] if "window_size_left" in split else l,
-                                  pre["window_size_right"] if "window_size_right" in split
-                                  else r) for l, r in ps)
+                return frozenset(
+                    (l2, r2) for l, r in ps
+                    for l2 in (pre["window_size_left"] if "window_size_left" in split else (l,))
+                    for r2 in (pre["window_size_right"] if "window_size_right" in split
+                               else (r,)))
             pairs, opairs = fill(pairs), fill(opairs)
-        elif pre is None or (passes_window and set(pre) & set(N.WINDOW_KEYS)):
+        elif passes_window and set(pre) & set(N.WINDOW_KEYS):
             plain.append(v)
             continue
         if not passes_window and set(pre) & set(N.WINDOW_KEYS):
-            w = pre.get("window_size")
-            pair = tuple(w) if isinstance(w, (tuple, list)) and len(w) == 2 else \
-                (pre.get("window_size_left"), pre.get("window_size_right"))
-            if not all(x is None or (isinstance(x, int) and not isinstance(x, bool))
-                       for x in pair):
+            cand = pre["window_size"] if "window_size" in pre else frozenset(itertools.product(
+                pre.get("window_size_left", (None,)), pre.get("window_size_right", (None,))))
+            if not all(isinstance(p, tuple) and len(p) == 2 and all(
+                    x is None or type(x) is int for x in p) for p in cand):
                 plain.append(v)
                 continue
-            pairs = frozenset({pair})
+            pairs = frozenset(cand)
         if not passes_causal and "causal" in pre:
-            if not isinstance(pre["causal"], (bool, type(None))):
+            if not all(isinstance(x, (bool, type(None))) for x in pre["causal"]):
                 plain.append(v)
                 continue
-            causal, known = (bool(pre["causal"]),), True
-        raw = FAFunc(v.entry, (), v.binding, v.via + (
-            f"through {' -> '.join(w.label for w in reversed(v.chain))}, judged with the "
-            f"keywords it binds",))
+            causal, known = tuple(sorted({bool(x) for x in pre["causal"]})), True
+        raw = FAFunc(v.entry, inner, v.binding, v.via + (
+            f"through {' -> '.join(w.label for w in reversed(v.chain[len(inner):]))}, judged "
+            f"with the keywords it binds",))
+        if inner:
+            # the layers inside the partials receive the call's arguments and its keywords
+            judge.add_shape(raw, c["call"], BH.KEYWORD_ANY in plan["forms"])
         merged.append((raw, dataclasses.replace(wv, pairs=pairs, causal=causal,
                                                 causal_known=known, open_pairs=opairs)))
-    if not merged:
+    if not merged and not unread:
         return judge.call_verdicts(values, wv)
     parts = [judge.call_verdicts(plain, wv)] if plain else []
     parts += [judge.call_verdicts([raw], w2) for raw, w2 in merged]
+    parts += [("unknown", tuple(CallVerdict(r.label, "unknown", f"{v.entry.name} through "
+                                            f"{why}; the calls through it pass that window")
+                                for r in judge.resolvers)) for v, why in unread]
     out = []
     for per in zip(*(p[1] for p in parts)):
         st = worst(x.status for x in per)
@@ -3223,6 +3439,13 @@ def decide(calls, solver, text, judge: Judge) -> None:
         for p in plan["pairs"] | plan["opairs"]:
             consts |= {x for x in p if isinstance(x, int) and not isinstance(x, bool)}
         consts |= {x for x in plan["ints"] if isinstance(x, int) and not isinstance(x, bool)}
+        for v, _ in c["fa4"]:
+            # the bounds a partial binds reach the layers inside it
+            got = judge.prefills(v.chain)
+            for vals in (got.values.values() if got else ()):
+                for x in vals:
+                    consts |= {y for y in (x if isinstance(x, tuple) else (x,))
+                               if type(y) is int}
     if consts - judge.runner.extra_consts:
         # every bound a call passes is in the chains' grid (judged once, in one batch)
         judge.runner.extra_consts |= consts

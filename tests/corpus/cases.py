@@ -5643,5 +5643,67 @@ case("side_computed_by_a_tree_helper/twin",
      {"attn.py": _HELPER_SIDE.format(side="sliding_window")},
      "import attn\nattn.forward(1, 2, 3)\n", "safe", why="-1 is normalised")
 
+# 282. ``functools.partial(fa4, causal=True, window_size=(WIN_L, 0))`` with ``WIN_L`` a constant
+# of another module: the partial's window was read only as a literal, so the partial was run
+# as a wrapper that should pass the call's window through -- it replaces it, and the twin (a
+# None bound) came out a false "unsafe". A module-level name bound once to a literal, changed
+# nowhere else, is now read as that literal
+_PARTIAL_KER = ("import functools\nfrom flash_attn.cute.interface import flash_attn_func\n"
+                "from app.consts import WIN_L\n\n"
+                "causal_fa = functools.partial(flash_attn_func, causal=True, "
+                "window_size=(WIN_L, 0))\n")
+_PARTIAL_MODEL = ("from app.kernels import causal_fa\n\n\ndef forward(q, k, v):\n"
+                  "    return causal_fa(q, k, v)\n")
+
+
+def _partial_tree(consts, **extra):
+    return {"app/__init__.py": "", "app/consts.py": consts, "app/kernels.py": _PARTIAL_KER,
+            "app/model.py": _PARTIAL_MODEL, **extra}
+
+
+case("partial_window_from_module_constant", _partial_tree("WIN_L = -1\n"),
+     "import app.model\napp.model.forward(1, 2, 3)\n", "unsafe",
+     why="the partial binds (-1, 0) with causal=True")
+case("partial_window_from_module_constant/twin", _partial_tree("WIN_L = None\n"),
+     "import app.model\napp.model.forward(1, 2, 3)\n", "safe", why="(None, 0) is causal")
+
+# 283. the constant changed by another module (``app.consts.WIN_L = -1``) before the partial
+# is made: the literal is not what the partial binds -- unknown, never the literal's "safe".
+# The twin only reads it there
+case("partial_constant_changed_elsewhere",
+     _partial_tree("WIN_L = None\n", **{"app/setup.py": "import app.consts\n"
+                                       "app.consts.WIN_L = -1\n"}),
+     "import app.setup\nimport app.model\napp.model.forward(1, 2, 3)\n", "unknown",
+     why="setup stores -1 into the constant before kernels imports it")
+case("partial_constant_changed_elsewhere/twin",
+     _partial_tree("WIN_L = None\n", **{"app/setup.py": "import app.consts\n"
+                                       "LEFT = app.consts.WIN_L\n"}),
+     "import app.setup\nimport app.model\napp.model.forward(1, 2, 3)\n", "safe",
+     why="setup only reads the constant")
+
+# 284. a partial of an "exactly -1" normaliser binding a constant -2 from another module: the
+# chain inside the partial is judged on the values the partial binds (FA4 receives (-2, 0));
+# the twin's normaliser maps any negative bound
+_PARTIAL_KER2 = ("import functools\nfrom app.fa import fa\nfrom app.consts import WIN_L\n\n"
+                 "causal_fa = functools.partial(fa, causal=True, window_size=(WIN_L, 0))\n")
+
+
+def _partial_norm_tree(rule):
+    return {"app/__init__.py": "", "app/consts.py": "WIN_L = -2\n",
+            "app/fa.py": FA + NORMALISER.replace(
+                "return None if x is not None and x < 0 else x", rule)
+            + "\nfa = normalized(flash_attn_func)\n",
+            "app/kernels.py": _PARTIAL_KER2, "app/model.py": _PARTIAL_MODEL}
+
+
+case("partial_constant_into_exact_normaliser",
+     _partial_norm_tree("return None if x == -1 else x"),
+     "import app.model\napp.model.forward(1, 2, 3)\n", "unsafe",
+     why="-2 passes the exactly -1 normaliser")
+case("partial_constant_into_exact_normaliser/twin",
+     _partial_norm_tree("return None if x is not None and x < 0 else x"),
+     "import app.model\napp.model.forward(1, 2, 3)\n", "safe",
+     why="any negative bound is normalised")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
