@@ -257,3 +257,59 @@ def test_a_sourceless_package_that_spells_nothing_of_fa4_is_an_error(tmp_path):
     py_compile.compile(str(src), cfile=str(tmp_path / "norm" / "__init__.pyc"))
     src.unlink()
     assert _verdict(tmp_path) == "error"
+
+
+def _pickled_partial(protocol: int) -> bytes:
+    """A pickle of ``functools.partial(flash_attn.cute.interface.flash_attn_func,
+    causal=True, window_size=(-1, 0))``, made without FA4 installed (a stand-in function
+    named as FA4's)."""
+    import functools
+    import pickle
+    import sys
+    import types
+
+    names = ("flash_attn", "flash_attn.cute", "flash_attn.cute.interface")
+    saved = {n: sys.modules.get(n) for n in names}
+    mod = types.ModuleType(names[-1])
+
+    def flash_attn_func(*a, **k):
+        return None
+
+    flash_attn_func.__module__ = names[-1]
+    flash_attn_func.__qualname__ = "flash_attn_func"
+    mod.flash_attn_func = flash_attn_func
+    try:
+        for n in names[:-1]:
+            sys.modules[n] = types.ModuleType(n)
+        sys.modules[names[-1]] = mod
+        return pickle.dumps(functools.partial(flash_attn_func, causal=True,
+                                              window_size=(-1, 0)), protocol=protocol)
+    finally:
+        for n, m in saved.items():
+            if m is None:
+                sys.modules.pop(n, None)
+            else:
+                sys.modules[n] = m
+
+
+@pytest.mark.parametrize("protocol", range(6))
+def test_a_pickle_naming_fa4_is_an_error(tmp_path, protocol):
+    """Guards against a false "no FA4" (and a false "safe" beside a correct FA4 call):
+    ``pickle.load(open("attn_kernel.pkl", "rb"))`` imports FA4 from a pickle's global and
+    binds it with the window the partial holds; no .py file spells flash_attn. A pickle of
+    every protocol is found by its bytes."""
+    (tmp_path / "attn_kernel.pkl").write_bytes(_pickled_partial(protocol))
+    (tmp_path / "main.py").write_text(
+        "import os, pickle\nwith open(os.path.join(os.path.dirname(__file__), "
+        "'attn_kernel.pkl'), 'rb') as fh:\n    ATTN = pickle.load(fh)\n\n\n"
+        "def forward(q, k, v):\n    return ATTN(q, k, v)\n")
+    assert _verdict(tmp_path) == "error"
+
+
+def test_text_naming_fa4_is_no_pickle(tmp_path):
+    """Guards against a false alarm: docs and configs that spell FA4's module (even a line
+    ending in it before a one-word line) are no pickle."""
+    (tmp_path / "NOTES.md").write_text("see doc.flash_attn_func\nbelow\n"
+                                       "import flash_attn.cute.interface\n")
+    (tmp_path / "cfg.json").write_text('{"impl": "flash_attn.cute.interface"}\n')
+    assert unread_code(sources.walk_tree(tmp_path), tmp_path, 2_000_000) == []

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -31,6 +32,13 @@ _NOT_CODE = (".pyi", ".so", ".pyd", ".dll", ".dylib", ".a", ".o", ".png", ".jpg"
              ".gz", ".tgz", ".xz", ".bz2", ".zst", ".tar", ".cu", ".cuh", ".cpp", ".cc", ".c",
              ".h", ".hpp")
 _ARCHIVE_MEMBERS = (".py", ".pyc", ".pyw", ".pyo")
+# a pickle's global naming a FlashAttention module: the text opcode of protocols 0-2
+# (``cflash_attn.cute.interface\nflash_attn_func\n``, after no word character)
+# or a binary string of protocols 2-5 holding the module's name (``\x8c<len>flash_attn...``);
+# a torch checkpoint (a zip of stored pickles) shows the same bytes
+_PICKLED_FA = re.compile(rb"(?:\A|[^\w.])c[\w.]*flash_attn[\w.]*\n[A-Za-z_]\w*\n|"
+                         rb"(?:\x8c[\x00-\xff]|X[\x00-\xff]{4}|\x8d[\x00-\xff]{8})"
+                         rb"[\w.]*flash_attn[\w.]*")
 _NAMES = ("flash_attn", "window_size", "import_module", "__import__")
 
 
@@ -117,9 +125,18 @@ def unread_code(walked, root: Path, cap_bytes: int) -> list[tuple[str, str]]:
                     out.append((rel, f"an extension module that `import {stem}` loads instead "
                                      f"of {stem}.py, which the pass reads"))
                 continue
+            got = _read(p, cap_bytes)
+            if got is not None and _PICKLED_FA.search(got[0]):
+                # ``pickle.load(open(p, "rb"))`` imports the module a pickle's global names
+                # and binds what it names: FA4 reached by data, with arguments the pass
+                # cannot read (a ``partial`` holding a window)
+                out.append((rel, "serialized data (a pickle) that names a FlashAttention "
+                                 "module: loading it imports FA4 and may bind it with "
+                                 "arguments (a functools.partial holding a window) the pass "
+                                 "cannot read"))
+                continue
             if low.endswith(_NOT_CODE):
                 continue
-            got = _read(p, cap_bytes)
             if got is None:
                 continue
             data, whole = got

@@ -202,6 +202,9 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     searched: set[str] = set()
     from analyzer.sites.attrstores import StoreIndex
 
+    from analyzer.sites.modvalues import ModuleValues
+
+    module_values = ModuleValues(index)       # what a module-level name of the tree holds
     attr_stores = StoreIndex(index, data)     # who may set an attribute a window is read from
     judge.attr_stores = attr_stores           # ... or a wrapper's own state (``self.normalize``)
     t_solve = 0.0
@@ -235,6 +238,7 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
                         lambda rel: rel in parser.irs)
         solver.attr_stores = attr_stores
         solver.import_edges = import_edges
+        solver.module_values = module_values
         solver.fa4_patch_tampered = index.fa4_patch_tampered
         analysis = Analysis(solver, Text(data), wrapper_names, judge)
         calls, site_info = analysis.run()

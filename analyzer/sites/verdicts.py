@@ -1454,12 +1454,28 @@ def _outside_domain(solver, site) -> str:
 
 
 def _pair_by_call(solver, site) -> bool:
-    """The site's whole window is what a call makes (``Window(l, r)``, ``range(...)``): its
-    sides are the elements of a container, which the convention stands for, not a side the
-    call computes."""
-    return site.key == "window_size" and isinstance(solver.exprs.get(site.expr_id)
-                                                    if hasattr(solver.exprs, "get")
-                                                    else None, Call)
+    """The site's whole window is what a call makes of its arguments (``Window(l, r)``,
+    ``tuple(window)``): its sides are the elements of a container, which the convention
+    stands for, not a side the call computes. Not a pair a numeric or parsing function
+    computes (``ast.literal_eval(text)``, ``json.loads(...)``), or one made of another
+    call's result (``tuple(json.loads(spec))``): those sides are the tree's own."""
+    e = solver.exprs.get(site.expr_id) if hasattr(solver.exprs, "get") else None
+    if site.key != "window_size" or not isinstance(e, Call):
+        return False
+    inner = e
+    while isinstance(inner, Call) and expr_label(inner.func) in ("tuple", "list") and \
+            len(inner.args) == 1 and inner.args[0].kind == "p":
+        inner = inner.args[0].value
+    if isinstance(inner, Call) and (inner is not e or _COMPUTING_CALL.match(
+            expr_label(inner.func) + "(")):
+        return False
+    return True
+
+
+# functions whose result is computed from text or numbers (the pair they give is the tree's)
+_COMPUTING_CALL = re.compile(r"(?:ast\.literal_eval|eval|json\.\w+|yaml\.\w+|tomllib\.\w+|"
+                             r"toml\.\w+|struct\.\w+|pickle\.\w+|marshal\.\w+|divmod|"
+                             r"(?:math|operator|numpy|np|torch)\.\w+)\(")
 
 
 def _side_atoms(solver, site):
@@ -1468,8 +1484,16 @@ def _side_atoms(solver, site):
     from analyzer.sites.coverage import window_values
 
     expr = solver.exprs[site.expr_id]
+    names = getattr(solver, "module_values", None)
     for side in ((0, 1) if site.key == "window_size" else (None,)):
-        yield from window_values(solver, site.fn, expr, side, line=site_line(site))
+        atoms = window_values(solver, site.fn, expr, side, line=site_line(site))
+        yield from atoms
+        if names is not None:
+            # a module-level name the flow keeps opaque: what the tree binds it to (a
+            # value it computes is no value from outside, ``modvalues``)
+            for a in sorted(atoms, key=repr):
+                if a[0] == "unk" and len(a) == 3 and a[2] is None:
+                    yield from sorted(names.side_atoms(site.fn[0], a[1], side), key=repr)
 
 
 # a numeric computation's result: its value may be anything of its type (``math.floor(w *

@@ -5705,5 +5705,66 @@ case("partial_constant_into_exact_normaliser/twin",
      "import app.model\napp.model.forward(1, 2, 3)\n", "safe",
      why="any negative bound is normalised")
 
+# 285. a module-level name the tree binds to what a call computes (``LEFT = math.floor(-1.5)``,
+# ``struct.unpack(...)[0]``, ``ast.literal_eval("-2")``), read as a window side through an
+# "exactly -1" normaliser: the flow keeps the name opaque and the convention on values from
+# outside stood for it -- a false "safe" (-2 reaches FA4). The name's bindings are now read
+# (``modvalues``): a computed one is the tree's own value. The twin binds the literal -1
+_EXACT_FA = FA + NORMALISER.replace("return None if x is not None and x < 0 else x",
+                                    "return None if x == -1 else x") + \
+    "\nfa = normalized(flash_attn_func)\n"
+_MODULE_SIDE = _EXACT_FA + """import math
+
+LEFT = {value}
+
+
+def forward(q, k, v):
+    return fa(q, k, v, causal=True, window_size=(LEFT, 0))
+"""
+case("module_level_side_computed_by_a_call",
+     {"attn.py": _MODULE_SIDE.format(value="math.floor(-1.5)")},
+     "import attn\nattn.forward(1, 2, 3)\n", "unknown", why="math.floor(-1.5) is -2")
+case("module_level_side_computed_by_a_call/twin",
+     {"attn.py": _MODULE_SIDE.format(value="-1")},
+     "import attn\nattn.forward(1, 2, 3)\n", "safe", why="-1 is normalised")
+
+# 286. the same through a config module of the tree that never spells FlashAttention (so it
+# is not parsed): ``SWA_LEFT = int(os.environ.get("SWA_LEFT", "-2"))``, read as
+# ``config.SWA_LEFT``. The attribute read off a module of the tree was taken as a value from
+# outside -- a false "safe". The module's binding is now read; the twin binds -1
+_CONFIG_READ = _EXACT_FA + """from app import config
+
+
+def forward(q, k, v):
+    return fa(q, k, v, causal=True, window_size=(config.SWA_LEFT, 0))
+"""
+case("config_module_side_computed",
+     {"app/__init__.py": "", "app/attn.py": _CONFIG_READ,
+      "app/config.py": "import os\n\nSWA_LEFT = int(os.environ.get('SWA_LEFT', '-2'))\n"},
+     "import app.attn\napp.attn.forward(1, 2, 3)\n", "unknown",
+     why="the config computes -2 from the environment's default")
+case("config_module_side_computed/twin",
+     {"app/__init__.py": "", "app/attn.py": _CONFIG_READ,
+      "app/config.py": "SWA_LEFT = -1\n"},
+     "import app.attn\napp.attn.forward(1, 2, 3)\n", "safe", why="-1 is normalised")
+
+# 287. the whole pair parsed at the call site (``window_size=ast.literal_eval("(-2, 0)")``,
+# ``tuple(json.loads(spec))``): a pair a call makes was read as a container of values from
+# outside -- a false "safe" through an "exactly -1" normaliser. A pair a parsing or numeric
+# function computes, or one made of another call's result, is the tree's own. The twin makes
+# the pair of a literal (``tuple((-1, 0))``), a container the convention stands for
+_PAIR_CALL = _EXACT_FA + """import ast
+
+
+def forward(q, k, v):
+    return fa(q, k, v, causal=True, window_size={pair})
+"""
+case("pair_parsed_at_the_site",
+     {"attn.py": _PAIR_CALL.format(pair='ast.literal_eval("(-2, 0)")')},
+     "import attn\nattn.forward(1, 2, 3)\n", "unknown", why="the text holds -2")
+case("pair_parsed_at_the_site/twin",
+     {"attn.py": _PAIR_CALL.format(pair="tuple((-1, 0))")},
+     "import attn\nattn.forward(1, 2, 3)\n", "safe", why="-1 is normalised")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
