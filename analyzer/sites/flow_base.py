@@ -164,6 +164,8 @@ class Fn:
         self.attr_assigned: set[str] = set()
         self.depth = 0                              # nesting while the body is read
         self.store_lines: dict[tuple, list] = {}    # (dict name, key) -> [(line, straight)]
+        # name -> [(line, straight, call)] for each call statement ``helper(name, ...)``
+        self.handed_lines: dict[str, list] = {}
         self.straight: dict[str, list[int]] = {}    # name -> lines of unconditional bindings
         self.nested: dict[str, Fn] = {}
         self.imports: list = []                    # function-local import items
@@ -391,6 +393,13 @@ def build_module(mod: Mod) -> None:
                         if a.kind == "k":
                             fn.store_lines.setdefault((e.func.base.id, a.kw), []).append(
                                 (e.pos[0], fn.depth == 0 and not loop))
+                # ``helper(kw)`` as a statement: a helper that may change the dict in place
+                if isinstance(e, Call) and isinstance(e.pos, list) and e.pos and \
+                        isinstance(e.pos[0], int):
+                    for a in e.args:
+                        if a.kind == "p" and isinstance(a.value, Name):
+                            fn.handed_lines.setdefault(a.value.id, []).append(
+                                (e.pos[0], fn.depth == 0 and not loop, e))
             elif t is Block:
                 for b in st.bodies:
                     nested(fn, b, guards, tte, loop, top)

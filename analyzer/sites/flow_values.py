@@ -304,15 +304,24 @@ class Values:
         for call, guards, _tte in fn.calls:
             if not any(_is(a.value, name) for a in call.args):
                 continue
-            for target, shift in self.static_callees(fn, call, True):
-                callee = self.fns.get(target)
-                if callee is None or callee.ir is None:
-                    continue
-                _, _, _, src, keymap, _, _ = self._arg_map(callee, fn, call, shift)
-                for pname, sources in src.items():
-                    if not pname.startswith("*") and \
-                            any(_is(x[0], name) and x[1] == fn.key for x in sources):
-                        yield guards, callee, pname, keymap
+            for callee, pname, keymap in self.helpers_of_call(fn, call, name):
+                if callee is not None:
+                    yield guards, callee, pname, keymap
+
+    def helpers_of_call(self, fn: Fn, call, name: str):
+        """(in-tree callee, its parameter, keymap) for each function ``call`` may run that
+        gets the local ``name`` of ``fn`` as a parameter (None for a callee the flow cannot
+        read: the caller then knows the call is not followed)."""
+        for target, shift in self.static_callees(fn, call, True):
+            callee = self.fns.get(target)
+            if callee is None or callee.ir is None:
+                yield None, None, None
+                continue
+            _, _, _, src, keymap, _, _ = self._arg_map(callee, fn, call, shift)
+            for pname, sources in src.items():
+                if not pname.startswith("*") and \
+                        any(_is(x[0], name) and x[1] == fn.key for x in sources):
+                    yield callee, pname, keymap
 
     def _dict_setdefault(self, fn: Fn, name: str, call, g):
         """``d.setdefault(key, value)``: ``value`` is one of the values ``key`` may hold

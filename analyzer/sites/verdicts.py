@@ -1298,12 +1298,14 @@ def _pair_values(solver, fnkey, expr, depth=0, seen=None, line=None):
     return {(l, r) for l in left for r in right}, []
 
 
-def _overwritten(c, site, splat) -> str:
+def _overwritten(c, site, splat, solver=None, judge=None) -> str:
     """A window entry of a local dict splatted into the call (``**kw``), put there in the
     calling function before a later ``kw[key] = ...`` / ``kw.update(key=...)`` of its own key:
     "hidden" when that store runs unconditionally before the call (its own entry is what the
-    call gets), else "". A conditional store hides nothing: where its condition is false the
-    old entry reaches the call (the flow does not follow conditions)."""
+    call gets), or an unconditional ``helper(kw)`` statement there runs a function of the tree
+    that always stores the key into it (``_helper_overwrites``), else "". A conditional store
+    hides nothing: where its condition is false the old entry reaches the call (the flow does
+    not follow conditions)."""
     fn = c["fn"]
     if site is None or not isinstance(splat, Name) or site.fn != fn.key \
             or splat.id in fn.loop_defined:
@@ -1316,7 +1318,83 @@ def _overwritten(c, site, splat) -> str:
     if any(straight for line, straight in fn.store_lines.get((splat.id, site.key), ())
            if at < line < call_line):
         return "hidden"
+    if solver is not None and judge is not None:
+        # ``helper(kw)`` run unconditionally between the store and the call, where every
+        # function it may be stores the key into the dict before anything that can leave it
+        for line, straight, call in fn.handed_lines.get(splat.id, ()):
+            if straight and at < line < call_line and \
+                    _helper_overwrites(solver, judge, fn, call, splat.id, site.key):
+                return "hidden"
     return ""
+
+
+def _helper_overwrites(solver, judge, fn, call, name: str, key: str) -> bool:
+    """Every function ``call`` may run gets the dict ``name`` as a parameter it never
+    rebinds, and stores ``key`` into it (``p[key] = ...``, ``p.update(key=...)``) at the top
+    level of its body, before any ``return``; a plain function (no decorator, not async, no
+    ``yield``), read from its module's syntax."""
+    got = list(solver.helpers_of_call(fn, call, name))
+    if not got:
+        return False
+    for callee, pname, _ in got:
+        if callee is None or callee.cls is not None or "." in callee.qualname:
+            return False
+        info = judge.index.by_path.get(callee.mod.path)
+        tree = info.bare_tree if info is not None else None
+        d = next((st for st in (tree.body if tree is not None else ())
+                  if isinstance(st, ast.FunctionDef) and st.name == callee.qualname), None)
+        if d is None or d.decorator_list or sum(
+                1 for st in tree.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                         ast.ClassDef))
+                and st.name == callee.qualname) != 1:
+            return False
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) or
+               isinstance(n, ast.Name) and n.id == pname and not isinstance(n.ctx, ast.Load)
+               and not _merged_in_place(d, n) or
+               isinstance(n, (ast.Global, ast.Nonlocal)) and pname in n.names or
+               isinstance(n, ast.arg) and n.arg == pname and n not in _own_args(d)
+               for n in ast.walk(d)):
+            return False
+        for st in d.body:
+            if _stores_or_updates_key(st, pname, key):
+                break
+            if any(isinstance(n, ast.Return) for n in ast.walk(st)):
+                return False
+        else:
+            return False
+    return True
+
+
+def _merged_in_place(d, name_node) -> bool:
+    """``name_node`` is the target of a ``|=`` statement at the top level of ``d``'s body (a
+    dict merged in place, not rebound)."""
+    return any(isinstance(st, ast.AugAssign) and st.target is name_node and
+               isinstance(st.op, ast.BitOr) for st in d.body)
+
+
+def _own_args(d) -> list:
+    a = d.args
+    return [*a.posonlyargs, *a.args, *a.kwonlyargs,
+            *([a.vararg] if a.vararg else []), *([a.kwarg] if a.kwarg else [])]
+
+
+def _stores_or_updates_key(st, pname: str, key: str) -> bool:
+    """``pname[key] = ...`` or ``pname.update(key=...)`` as the statement ``st``."""
+    if _stores_key(st, pname, key):
+        return True
+    def names_key(d) -> bool:
+        return isinstance(d, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == key
+                                               for k in d.keys)
+
+    if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+        f = st.value.func
+        return isinstance(f, ast.Attribute) and f.attr == "update" and \
+            isinstance(f.value, ast.Name) and f.value.id == pname and (
+                any(k.arg == key for k in st.value.keywords)
+                or len(st.value.args) == 1 and names_key(st.value.args[0]))
+    # ``pname |= {key: ...}``: a dict merged in place
+    return isinstance(st, ast.AugAssign) and isinstance(st.op, ast.BitOr) and \
+        isinstance(st.target, ast.Name) and st.target.id == pname and names_key(st.value)
 
 
 def _guard_hidden(judge, solver, c, site, splat) -> str:
@@ -3333,7 +3411,7 @@ def decide(calls, solver, text, judge: Judge) -> None:
                     plan["unknown"].append(why)
                     plan["beyond"].add(why)
                 continue
-            overwritten = _overwritten(c, site, splat) or \
+            overwritten = _overwritten(c, site, splat, solver, judge) or \
                 _guard_hidden(judge, solver, c, site, splat)
             if overwritten == "hidden":
                 plan["forms"].add("keyword")
