@@ -967,8 +967,10 @@ def _owner_of(base, direct: bool = False):
         up = parent(scope)
         if isinstance(up, ast.ClassDef) and not isinstance(scope, ast.Lambda):
             args = scope.args.posonlyargs + scope.args.args
-            if args and args[0].arg == base.id:
+            if args and args[0].arg == base.id and not _static(scope, up):
                 return up.name
+            # a static method's first parameter is whatever its caller passes, however it
+            # is called (``Policy().apply(layer)`` too): a store through it may hit any object
             return None
         if direct or isinstance(scope, ast.Lambda) or base.id in {
                 a.arg for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs}:
@@ -978,3 +980,22 @@ def _owner_of(base, direct: bool = False):
                 scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             scope = parent(scope)
     return None
+
+
+def _static(fn, cls: ast.ClassDef) -> bool:
+    """Is the method ``fn`` of ``cls`` not called with an instance first: decorated with
+    ``staticmethod`` (by any spelling ending so), or its name bound again by another
+    statement of the class body (``apply = staticmethod(apply)``, ``apply = other``)?"""
+    for d in fn.decorator_list:
+        d = d.func if isinstance(d, ast.Call) else d
+        if isinstance(d, ast.Name) and d.id == "staticmethod" or \
+                isinstance(d, ast.Attribute) and d.attr == "staticmethod":
+            return True
+    for st in cls.body:
+        if st is fn or isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if fn.name in bound_names(st) or any(
+                isinstance(n, ast.Name) and n.id == fn.name and not isinstance(n.ctx, ast.Load)
+                for n in ast.walk(st)):
+            return True
+    return False
