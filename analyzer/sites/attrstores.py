@@ -174,9 +174,11 @@ class StoreIndex:
                         "that name)")
             if owner == cls_name:
                 continue
-            if self._derives(owner, cls_name) or self._derives(cls_name, owner):
-                # a subclass's or a base's (a mixin's) method stores on the same instances:
-                # the flow reads the class's own methods only
+            if self.shares_instances(owner, cls_name):
+                # a subclass's or a base's method stores on the same instances, and so does
+                # a method of a class that a subclass also derives from (a mixin, a second
+                # base: ``class Hybrid(Attn, Mixin)``): the flow reads the class's own
+                # methods only
                 return f"{path}:{line}"
             others.append((path, line, owner))
         for path, line, owner in others:
@@ -201,7 +203,7 @@ class StoreIndex:
         for path, line, owner in self._stores_of(attr):
             if owner is None:
                 return f"{path}:{line}"
-            if cls_name is not None and self._related(owner, cls_name):
+            if cls_name is not None and self.shares_instances(owner, cls_name):
                 return f"{path}:{line}"
         return ""
 
@@ -292,8 +294,7 @@ class StoreIndex:
                 if skip is not None and (rel, k.lineno) == skip:
                     continue
                 what = _binds(bound, attr)
-                if what and (self._related(k.name, cls_name) or any(
-                        self._derives(d, k.name) for d in self._descendants(cls_name))):
+                if what and self.shares_instances(k.name, cls_name):
                     # a base of the class, of a subclass (``class C(Other, Attn)`` puts
                     # Other's property before Attn's instance dict), or a subclass
                     return f"{rel}:{k.lineno} ({k.name} {what})"
@@ -321,6 +322,33 @@ class StoreIndex:
         """Are the in-tree classes ``a`` and ``b`` of one family (the same, or one derives
         from the other)?"""
         return a == b or self._derives(a, b) or self._derives(b, a)
+
+    def shares_instances(self, a: str, b: str) -> bool:
+        """Can an object be an instance of both in-tree classes ``a`` and ``b``: one derives
+        from the other, or some class of the tree derives from both (``class Hybrid(Attn,
+        Mixin)``, also through further subclasses and bases, transitively)? Such a class
+        has, at or above it, a class statement with several bases (or a computed one): only
+        those are looked at. Read once per pair."""
+        key = (a, b) if a <= b else (b, a)
+        memo = self.__dict__.setdefault("_shares", {})
+        got = memo.get(key)
+        if got is None:
+            got = memo[key] = self._related(a, b) or any(
+                self._derives(d, a) and self._derives(d, b) for d in self._joining_classes())
+        return got
+
+    def _joining_classes(self) -> tuple:
+        """The classes whose statement may name more than one base, or a base that is not a
+        plain (dotted) name (``class C(A, B)``, ``class C(*bases)``, ``class C(make())``), by
+        the text of their headers (a superset); read once per tree."""
+        got = self.__dict__.get("_joining")
+        if got is None:
+            from analyzer.sites.detached import _headers
+
+            got = self._joining = tuple(sorted({
+                name for raw in self.data.values() if b"class" in raw
+                for name, bases in _headers(raw) if not _SINGLE_BASE.fullmatch(bases)}))
+        return got
 
     def _derives(self, name: str, ancestor: str) -> bool:
         """Can the in-tree class ``name`` derive from ``ancestor`` (by simple names: two classes
@@ -420,6 +448,10 @@ class StoreIndex:
 
 
 _COMPUTED = "<a base computed at run time>"
+# the text of a class header's bases (up to its closing bracket) that names at most one
+# class, plainly (``Attn``, ``mod.Attn``; ``Generic[T]`` is not: read as joining)
+_SINGLE_BASE = re.compile(rb"(?:\s|\\\r?\n)*(?:[A-Za-z_]\w*(?:(?:\s|\\\r?\n)*\.(?:\s|\\\r?\n)*"
+                          rb"[A-Za-z_]\w*)*(?:\s|\\\r?\n)*)?\)?")
 # bases from outside the tree that store and read attributes plainly
 _PLAIN_OUTSIDE_BASES = frozenset({"object", "Module", "Function", "ABC", "Generic", "Protocol",
                                   "Exception", "BaseException", "RuntimeError", "ValueError",
