@@ -726,3 +726,35 @@ def test_a_plain_store_is_found_without_reading_the_rest_of_the_tree(monkeypatch
     lazy = stores._stores_of("window_size")
     eager = StoreIndex(RC.TreeIndex(data), data)._stores_of("window_size")
     assert lazy == eager and len(lazy) == 6, lazy
+
+
+def test_the_any_store_text_test_keeps_every_file_that_installs_a_hook():
+    """Guards against a false safe: an attribute hook installed outside a class body
+    (``Attn.__setattr__ = f``, ``cls.__getstate__ = f``, ``o.__class__ = K``) in a file the
+    text test of ``StoreIndex.any_store`` skips is never read. Every file of this repository
+    and the corpus, and each spelling below, that stores or deletes such an attribute must
+    pass it."""
+    from analyzer.sites.attrstores import _ANY_STORE_TEXT, _INSTALLED_HOOKS
+
+    from tests.corpus.cases import CASES
+
+    sources = [raw for _, raw in _repository_sources()]
+    sources += [src.encode() for c in CASES for src in c.files.values()]
+    spellings = [b"K.__getstate__ = f\n", b"(K\n .__getstate__, x) = f, 1\n",
+                 b"del K.__getattr__\n", b"K.__reduce_ex__: object = f\n",
+                 b"K . __copy__ \\\n = f\n", b"for o.__class__ in ks:\n    pass\n",
+                 b"with f() as o.__class__:\n    pass\n", b"o.__class__ |= K\n",
+                 b"[o.__deepcopy__] = [f]\n", b"o.__setstate__ = f  # x\n",
+                 b"o.__getattribute__=f", b"o.__setattr__ = f\r\n"]
+    sources += spellings
+    checked = 0
+    for raw in sources:
+        try:
+            tree = ast.parse(raw)
+        except SyntaxError:
+            continue
+        if any(isinstance(n, ast.Attribute) and n.attr in _INSTALLED_HOOKS and
+               isinstance(n.ctx, (ast.Store, ast.Del)) for n in ast.walk(tree)):
+            assert _ANY_STORE_TEXT.search(raw), raw[:200]
+            checked += 1
+    assert checked >= len(spellings)

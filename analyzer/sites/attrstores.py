@@ -885,8 +885,17 @@ def _stores_in(tree: ast.Module, attr: str, patching: bool = True):
                 yield n.lineno, _owner_of(n.args[0])
 
 
-_ANY_STORE_TEXT = re.compile(rb"setattr|__dict__|vars|exec|compile|namespace|loads?\b|"
-                            rb"deepcopy|update_wrapper|__setstate__|Unpickler")
+# an attribute hook installed outside a class body, or an instance's class replaced
+_INSTALLED_HOOKS = frozenset(_HOOK_NAMES) | {"__class__", "__dict__"}
+_ANY_STORE_TEXT = re.compile(
+    rb"setattr|delattr|__dict__|vars|exec|compile|namespace|loads?\b|deepcopy|update_wrapper|"
+    rb"__setstate__|Unpickler|"
+    # a store of a hook (``K.__getstate__ = f``, ``(o.__class__, x) = ...``, ``del
+    # K.__getattr__``, ``for o.__class__ in ...``): the name then what may follow a store's
+    # target (``=``, an augmented ``=``, an annotation, the next target, a closing bracket,
+    # ``in``, the end of the line or file)
+    rb"\.(?:\s|\\\r?\n)*__(?:" + rb"|".join(h.encode()[2:-2] for h in _HOOK_NAMES) +
+    rb"|class)__(?:[ \t]|\\\r?\n)*(?:=(?!=)|[-+*/|&^%@<>]{1,2}=|[,)\]:;#\r\n]|in\b|\Z)")
 _DESERIALISERS = frozenset({"pickle", "cPickle", "marshal", "dill", "cloudpickle", "torch",
                             "joblib", "shelve", "jsonpickle"})
 _LOADERS = frozenset({"load", "loads", "Unpickler", "load_source"})
@@ -940,16 +949,36 @@ def _any_store_in(tree: ast.Module):
                 if n.id == "setattr" and not (len(call.args) > 1 and isinstance(
                         call.args[1], ast.Constant) and isinstance(call.args[1].value, str)):
                     return n.lineno, "setattr with a computed name"
+                if n.id == "setattr" and call.args[1].value in _INSTALLED_HOOKS:
+                    return n.lineno, f"setattr installs {call.args[1].value}"
                 if n.id == "vars" and call.args:
                     up = _UP.get(call)
                     if not _dict_read(call, up):
                         return n.lineno, "an object's vars() changed or handed on"
+            elif t is ast.Attribute and n.attr in _INSTALLED_HOOKS and \
+                    n.attr != "__dict__" and isinstance(n.ctx, (ast.Store, ast.Del)):
+                # ``Attn.__setattr__ = f``, ``cls.__getstate__ = f`` in ``__init_subclass__``,
+                # ``owner.__setattr__ = f`` in a descriptor's ``__set_name__``, ``o.__class__ =
+                # K``: what any instance's attributes hold or read is decided by code no store
+                # describes
+                return n.lineno, f"{n.attr} set outside a class body"
+            elif t is ast.Attribute and n.attr in ("__setattr__", "__delattr__", "setattr",
+                                                     "delattr") and isinstance(n.ctx, ast.Load):
+                # ``object.__setattr__`` / ``builtins.setattr`` / ``super().__setattr__``: a
+                # store by a name only when the name is spelled (and is no hook)
+                call = p if isinstance(p, ast.Call) and p.func is n else None
+                if call is None:
+                    return n.lineno, f"{n.attr} handed on"
+                what = _named_store(call, n)
+                if what:
+                    return n.lineno, what
             elif t is ast.Attribute and n.attr == "__dict__" and isinstance(n.ctx, ast.Load):
                 if not _dict_read(n, p):
                     return n.lineno, "an object's __dict__ changed or handed on"
             elif t is ast.Attribute and n.attr == "__dict__":
                 return n.lineno, "an object's __dict__ replaced"
-            elif t is ast.Constant and n.value in ("__dict__", "__setattr__", "__setstate__"):
+            elif t is ast.Constant and n.value in ("__dict__", "__setattr__", "__setstate__",
+                                                   "setattr"):
                 return n.lineno, f"{n.value} looked up by name"
             elif t is ast.ImportFrom and n.module and \
                     n.module.split(".")[0] in _DESERIALISERS and \
@@ -981,6 +1010,65 @@ def _any_store_in(tree: ast.Module):
         return None
     finally:
         _UP.clear()
+
+
+def _named_store(call: ast.Call, f: ast.Attribute) -> str:
+    """Why ``call`` (``X.__setattr__(...)``, ``X.setattr(...)``, their ``del`` forms) may set an
+    attribute by a name no text spells ("" when it sets a spelled one): the name computed, a
+    hook's name, or ``*``/``**`` arguments. A hook of the tree that forwards its own name
+    parameter (``def __setattr__(self, name, v): super().__setattr__(name, v)``) stores what
+    its caller spelled: not such a store."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or \
+            any(k.arg is None for k in call.keywords):
+        return f"{f.attr} with unpacked arguments"
+    args = call.args
+    if f.attr in ("setattr", "delattr"):
+        if args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str):
+            return ""          # a patcher's dotted target: the name is in the string
+        name = args[1] if len(args) > 1 else next(
+            (k.value for k in call.keywords if k.arg == "name"), None)
+        target = args[0] if args else None
+    else:
+        # object.__setattr__(o, "w", v) / type(o).__setattr__(o, ...) / o.__setattr__("w", v)
+        on_type = isinstance(f.value, ast.Name) and f.value.id == "object" or \
+            isinstance(f.value, ast.Call) and not _is_super(f.value) or len(args) >= 3
+        target = args[0] if on_type and args else f.value
+        rest = args[1:] if on_type else args
+        name = rest[0] if rest else None
+    if name is None:
+        return ""              # no name given: a call of another method of that name
+    if isinstance(name, ast.Constant) and isinstance(name.value, str):
+        return f"{f.attr} installs {name.value}" if name.value in _INSTALLED_HOOKS else ""
+    if _forwards_own_name(call, f, target, name):
+        return ""
+    return f"{f.attr} with a computed name"
+
+
+def _is_super(e) -> bool:
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "super"
+
+
+def _forwards_own_name(call: ast.Call, f: ast.Attribute, target, name) -> bool:
+    """Inside ``def __setattr__(self, name, ...)`` (or ``__delattr__``) of a class: the call
+    stores on ``self`` (or ``super()``) under the hook's own ``name`` parameter."""
+    from analyzer.sites.detached import _UP
+
+    scope = _UP.get(call)
+    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                       ast.Lambda, ast.ClassDef)):
+        scope = _UP.get(scope)
+    if not isinstance(scope, ast.FunctionDef) or \
+            scope.name not in ("__setattr__", "__delattr__") or \
+            not isinstance(_UP.get(scope), ast.ClassDef):
+        return False
+    params = [a.arg for a in scope.args.posonlyargs + scope.args.args]
+    if len(params) < 2 or not (isinstance(name, ast.Name) and name.id == params[1]):
+        return False
+    # the parameters must be the ones the hook received: never rebound in its body
+    if any(isinstance(n, ast.Name) and n.id in params[:2] and not isinstance(n.ctx, ast.Load)
+           for n in ast.walk(scope)):
+        return False
+    return _is_super(target) or isinstance(target, ast.Name) and target.id == params[0]
 
 
 def _owner_of(base, direct: bool = False):
