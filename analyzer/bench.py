@@ -19,6 +19,9 @@ Figures (goal in brackets):
   * cold call-site pass of the first release (``--baseline``, default b6ec79e, the state
     issue 9 was filed against), interleaved with this one's in the same run
                                                   [this one no slower: median <= median]
+  * the same command cut right after its libcst parse (``parse_only``), interleaved too:
+    the floor under any call-site pass that stays a libcst pass, and what the baseline's
+    time leaves for everything after the parse
   * history over every cached FA4 release, cold   [<= 5 s]
   * warm audit                                    [<= 0.5 s]
   * make-audit again with nothing changed         [<= 1 s]
@@ -210,6 +213,38 @@ def _verdict(ok: bool) -> str:
     return "met" if ok else "NOT met"
 
 
+def parse_only() -> None:
+    """``python -m analyzer sites ...`` as the CLI runs it (same start, release lookup, read
+    and parse workers), stopped right after the libcst parse of the files that spell
+    FlashAttention: the part of the call-site pass the first release also did, the floor
+    under any pass that keeps the call-site analysis a libcst pass."""
+    from analyzer.sites import pipeline, prefilter
+    from analyzer.sites.parse import _Parser
+    from analyzer.sources import iter_py_files, walk_tree
+
+    def cut(root, package_dir, jobs, use_cache, progress, *_a, **_k):
+        root = Path(root)
+        top = root / package_dir if package_dir else root
+        files = list(iter_py_files(root, package_dir, list(walk_tree(top, []))))
+        data = {p.relative_to(root).as_posix(): p.read_bytes() for p in files}
+        parser = _Parser(data, jobs, False, progress)
+        needles = prefilter.seeds(())
+        parser.start({r for r, d in data.items() if d and prefilter.matches(d, needles)})
+        parser.finish()
+        parser.close()
+        bad = sorted(r for r, ir in parser.irs.items() if ir.error is not None)
+        sys.stderr.write(f"parsed {len(parser.irs)} files" + (f"; errors in {bad}" if bad
+                                                             else "") + "\n")
+        sys.stderr.flush()
+        os._exit(1 if bad else 0)
+
+    pipeline._audit_tree = cut
+    from analyzer.cli import console_main
+
+    sys.argv = ["fa4-audit", *sys.argv[1:]]
+    console_main()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m analyzer.bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -259,10 +294,17 @@ def main(argv=None) -> int:
         sites_cmd = m + ["sites", "--quiet", "--te", args.te, "--format", "json"]
         base_dir = baseline(args.baseline, tmp / "baseline")
         sites, base = Timed("cold sites"), Timed("cold sites, baseline")
-        pairs = [(sites, None)] + ([(base, base_dir)] if base_dir is not None else [])
+        # the same command cut right after the libcst parse of the files that spell
+        # FlashAttention (the first release's whole work but its 0.06 s solve)
+        parsed = Timed("cold sites, libcst parse only")
+        parse_cmd = [PY, "-c", "from analyzer.bench import parse_only; parse_only()",
+                     *sites_cmd[3:]]
+        pairs = [(sites, None), (parsed, None)] + \
+            ([(base, base_dir)] if base_dir is not None else [])
         for _ in range(r):          # interleaved: a burst of load hits both alike
             for t, cwd in pairs:
-                took, code, rss, last = run_once(sites_cmd, caches.fresh("sites"), cwd)
+                took, code, rss, last = run_once(parse_cmd if t is parsed else sites_cmd,
+                                                 caches.fresh("sites"), cwd)
                 t.secs.append(took)
                 t.codes.append(code)
                 t.rss_mb.append(rss)
@@ -306,9 +348,15 @@ def main(argv=None) -> int:
     rows.append(("full audit, cold", f"{_fmt_s(cold)}  {_ratio(cold, floor)}  exit {cold.codes[-1]}, "
                                      f"peak {cold.peak_mb:.0f} MB"))
     rows.append(("call-site pass, cold", f"{_fmt_s(sites)}  {_ratio(sites, floor)}"))
+    rows.append(("call-site pass cut after its libcst parse", f"{_fmt_s(parsed)}  "
+                                                             f"{_ratio(parsed, floor)}"))
     if base.secs:
         rows.append((f"call-site pass, cold, {args.baseline}", f"{_fmt_s(base)}  "
                      f"{_ratio(base, floor)}  exit {base.codes[-1]}"))
+        rows.append((f"  left for everything after the parse, within {args.baseline}'s time",
+                     f"{base.min - parsed.min:+.3f} / {base.median - parsed.median:+.3f} s "
+                     f"(min / median; this pass: {sites.min - parsed.min:+.3f} / "
+                     f"{sites.median - parsed.median:+.3f} s)"))
     else:
         rows.append((f"call-site pass, cold, {args.baseline}",
                      "not measured (no git history here, or --baseline none)"))

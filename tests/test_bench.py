@@ -43,3 +43,22 @@ def test_snapshot_is_a_runnable_copy_of_the_tool(tmp_path):
                                        "transcriptions; print(analyzer.__file__)"], env={},
                                       cwd=snap)
     assert code == 0 and last.startswith(str(snap))
+
+
+def test_parse_only_parses_the_files_that_spell_flashattention(tmp_path):
+    """Guards against a floor that measures nothing: the bench's "cut after the libcst parse"
+    run must go through the CLI and parse exactly the files that spell FlashAttention (and
+    fail when one does not parse)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "a.py").write_text("from flash_attn.cute import flash_attn_func\n")
+    (tmp_path / "b.py").write_text("X = 1\n")
+    cmd = [sys.executable, "-c", "from analyzer.bench import parse_only; parse_only()",
+           "sites", "--tree", str(tmp_path), "--quiet", "--no-cache"]
+    got = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0, got.stderr
+    assert got.stderr.strip().splitlines()[-1] == "parsed 1 files"
+    (tmp_path / "c.py").write_text("import flash_attn\ndef f(:\n")
+    got = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 1 and "errors in ['c.py']" in got.stderr

@@ -5766,5 +5766,144 @@ case("pair_parsed_at_the_site/twin",
      {"attn.py": _PAIR_CALL.format(pair="tuple((-1, 0))")},
      "import attn\nattn.forward(1, 2, 3)\n", "safe", why="-1 is normalised")
 
+_H31_ATTN = FA + '''
+
+class FlashAttention:
+    def __init__(self):
+        self.window = (None, 0)
+
+    def forward(self, q, k, v):
+        return flash_attn_func(q, k, v, causal=True, window_size=self.window)
+'''
+_H31_DRIVE = "import app.model\napp.model.build().forward(1, 2, 3)\n"
+
+
+def _h31_tree(**files):
+    return {"app/__init__.py": "", "app/attn.py": _H31_ATTN, **files}
+
+
+# 288. a static method's first parameter taken for its class's instance: ``@staticmethod def
+# apply(layer): layer.window = (-1, 0)`` called as ``Policy().apply(layer)`` stores on a
+# FlashAttention, but the store was filed under ``Policy``'s own instances (never detached
+# through an instance call): a false "safe". A static method's parameter is any object. The
+# twin is a plain method storing on its own instance
+_H31_POLICY = ("from app.attn import FlashAttention\n\n\nclass Policy:\n{method}\n\n"
+               "def build():\n    layer = FlashAttention()\n    Policy().apply(layer)\n"
+               "    return layer\n")
+case("staticmethod_parameter_is_any_object",
+     _h31_tree(**{"app/model.py": _H31_POLICY.format(
+         method="    @staticmethod\n    def apply(layer):\n        layer.window = (-1, 0)\n")}),
+     _H31_DRIVE, "unknown", why="the static method stores (-1, 0) on the FlashAttention")
+case("staticmethod_parameter_is_any_object/twin",
+     _h31_tree(**{"app/model.py": _H31_POLICY.format(
+         method="    def apply(self, layer):\n        self.window = (-1, 0)\n")}),
+     _H31_DRIVE, "safe", why="a plain method stores on the policy itself")
+
+# 289. an attribute hook installed outside a class body (``FlashAttention.__setattr__ = f`` at
+# module level; also ``cls.__setattr__`` in ``__init_subclass__``, ``owner.__setattr__`` in a
+# descriptor's ``__set_name__``): only hooks in class bodies were looked for, so the hook that
+# rewrites ``None`` to -1 on every store went unseen: a false "safe". The twin installs a
+# method that is no hook
+_H31_COMPAT = "from app.attn import FlashAttention\n\n\n{defs}\n\ndef build():\n" \
+    "    return FlashAttention()\n"
+_H31_HOOK = ("def _hook(self, name, value):\n"
+             "    if isinstance(value, tuple):\n"
+             "        value = tuple(-1 if x is None else x for x in value)\n"
+             "    object.__setattr__(self, name, value)\n\n\n"
+             "FlashAttention.__setattr__ = _hook\n")
+_H31_DESCRIBE = ("def _describe(self):\n    return repr(self.window)\n\n\n"
+                 "FlashAttention.describe = _describe\n")
+case("attribute_hook_installed_outside_class",
+     _h31_tree(**{"app/model.py": _H31_COMPAT.format(defs=_H31_HOOK)}),
+     _H31_DRIVE, "unknown", why="the installed __setattr__ stores (-1, 0)")
+case("attribute_hook_installed_outside_class/twin",
+     _h31_tree(**{"app/model.py": _H31_COMPAT.format(defs=_H31_DESCRIBE)}),
+     _H31_DRIVE, "safe", why="describe is no hook")
+
+# 290. ``__getstate__`` installed on the class by a function, then ``copy.copy(layer)``: the
+# copy's attributes are what the installed function returns (TE's -1 spelling), a copy hook
+# outside any class body: a false "safe". The twin copies the layer with no hook installed
+_H31_CKPT = ("import copy\n\nfrom app.attn import FlashAttention\n\n\n"
+             "def _te_state(self):\n    state = dict(vars(self))\n"
+             "    state['window'] = tuple(-1 if x is None else x for x in state['window'])\n"
+             "    return state\n\n\n"
+             "def enable():\n    {install}\n\n\n"
+             "def build():\n    enable()\n    return copy.copy(FlashAttention())\n")
+case("copy_hook_installed_by_a_function",
+     _h31_tree(**{"app/model.py": _H31_CKPT.format(
+         install="FlashAttention.__getstate__ = _te_state")}),
+     _H31_DRIVE, "unknown", why="the copy is rebuilt from (-1, 0)")
+case("copy_hook_installed_by_a_function/twin",
+     _h31_tree(**{"app/model.py": _H31_CKPT.format(install="return _te_state")}),
+     _H31_DRIVE, "safe", why="no hook: the copy keeps (None, 0)")
+
+# 291. a store by a computed name through a spelling other than ``setattr(...)``:
+# ``_set = object.__setattr__`` then ``_set(self, name, value)``, or ``builtins.setattr(self,
+# key, value)``: neither was read as a store by any name, so ``override(window=(-1, 0))``
+# went unseen: a false "safe". The twin stores a spelled name (``object.__setattr__(self,
+# "causal", value)``) through the same class
+_H31_OVERRIDE = FA + '''
+import builtins
+{alias}
+
+
+class FlashAttention:
+    def __init__(self):
+        self.window = (None, 0)
+        self.causal = True
+
+    def override(self, **params):
+        for name, value in params.items():
+            {store}
+        return self
+
+    def forward(self, q, k, v):
+        return flash_attn_func(q, k, v, causal=True, window_size=self.window)
+'''
+_H31_BUILD = ("from app.attn import FlashAttention\n\n\n"
+              "def build():\n    return FlashAttention().override(**{params})\n")
+case("store_by_name_through_setattr_alias",
+     {"app/__init__.py": "", "app/attn.py": _H31_OVERRIDE.format(
+         alias="_object_setattr = object.__setattr__",
+         store="_object_setattr(self, name, value)"),
+      "app/model.py": _H31_BUILD.format(params="{'window': (-1, 0)}")},
+     _H31_DRIVE, "unknown", why="the alias of object.__setattr__ stores (-1, 0)")
+case("store_by_name_through_setattr_alias/twin",
+     {"app/__init__.py": "", "app/attn.py": _H31_OVERRIDE.format(
+         alias="", store="object.__setattr__(self, 'causal', value)"),
+      "app/model.py": _H31_BUILD.format(params="{'causal': True}")},
+     _H31_DRIVE, "safe", why="only causal is stored, by its spelled name")
+case("store_by_name_through_builtins_setattr",
+     {"app/__init__.py": "", "app/attn.py": _H31_OVERRIDE.format(
+         alias="", store="builtins.setattr(self, name, value)"),
+      "app/model.py": _H31_BUILD.format(params="{'window': (-1, 0)}")},
+     _H31_DRIVE, "unknown", why="builtins.setattr stores (-1, 0)")
+case("store_by_name_through_builtins_setattr/twin",
+     {"app/__init__.py": "", "app/attn.py": _H31_OVERRIDE.format(
+         alias="", store="builtins.setattr(self, 'causal', value)"),
+      "app/model.py": _H31_BUILD.format(params="{'causal': True}")},
+     _H31_DRIVE, "safe", why="only causal is stored, by its spelled name")
+
+# 292. a second base's methods store on the same objects: ``class Hybrid(FlashAttention,
+# Mixin)`` with ``Mixin.set_window`` (or ``Mixin.__init__``, reached by ``super()`` or called
+# as ``Mixin.__init__(self)``) storing ``self.window``: the class's family held its bases and
+# subclasses only, so a mixin's self-stores were taken for stores on mixin-only objects: a
+# false "safe". The family now holds every class an in-tree class derives from together with
+# it. The twin mixes the same mixin into a class that is no FlashAttention
+_H31_MIXIN = ("class WindowMixin:\n    def set_window(self, left):\n"
+              "        self.window = (left, 0)\n")
+_H31_HYBRID = ("from app.attn import FlashAttention\nfrom app.mixins import WindowMixin\n\n\n"
+               "class Logger:\n    pass\n\n\nclass Hybrid({first}, WindowMixin):\n    pass\n\n\n"
+               "def build():\n    Hybrid().set_window(-1)\n    return {made}\n")
+case("mixin_stores_on_a_shared_subclass",
+     {"app/__init__.py": "", "app/attn.py": _H31_ATTN, "app/mixins.py": _H31_MIXIN,
+      "app/model.py": _H31_HYBRID.format(first="FlashAttention", made="Hybrid()")},
+     "import app.model\nh = app.model.Hybrid()\nh.set_window(-1)\nh.forward(1, 2, 3)\n",
+     "unknown", why="the mixin stores (-1, 0) on a Hybrid, a FlashAttention")
+case("mixin_stores_on_a_shared_subclass/twin",
+     {"app/__init__.py": "", "app/attn.py": _H31_ATTN, "app/mixins.py": _H31_MIXIN,
+      "app/model.py": _H31_HYBRID.format(first="Logger", made="FlashAttention()")},
+     _H31_DRIVE, "safe", why="the mixin's objects are Loggers, never FlashAttention")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
