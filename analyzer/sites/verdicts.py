@@ -697,33 +697,19 @@ class Judge:
         module, by a one-target assignment (before ``line``) or a ``from`` import of a module
         of the tree that binds it so; never declared ``global``, never named by another file
         except to read it, no namespace written behind the statements' back. Else why not."""
-        from analyzer.sites.attrstores import _statements
-        from analyzer.sites.behaviour import bound_names
         from analyzer.sites.detached import changed_elsewhere
+        from analyzer.sites.modvalues import bindings
 
         info = self.index.by_path.get(path)
         tree = info.bare_tree if info is not None else None
         if depth > 4 or tree is None:
             return f"{name} cannot be followed"
-        found = []
-        for st, scopes in _statements(tree):
-            if scopes:
-                if isinstance(st, (ast.Global, ast.Nonlocal)) and name in st.names:
-                    return f"{name} is declared global in a function of {path}"
-                continue
-            bound = set(bound_names(st))
-            if isinstance(st, (ast.For, ast.AsyncFor)):
-                bound |= {n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
-            elif isinstance(st, (ast.With, ast.AsyncWith)):
-                bound |= {n.id for it in st.items if it.optional_vars is not None
-                          for n in ast.walk(it.optional_vars) if isinstance(n, ast.Name)}
-            elif isinstance(st, ast.Try):
-                bound |= {h.name for h in st.handlers if h.name}
-            if isinstance(st, ast.ImportFrom) and any(a.name == "*" for a in st.names):
-                return f"{path} star-imports names that may bind {name}"
-            if name in bound or any(isinstance(n, ast.NamedExpr) and n.target.id == name
-                                    for n in ast.walk(st) if isinstance(n, ast.NamedExpr)):
-                found.append(st)
+        found, declared = bindings(tree, name)
+        if declared:
+            return f"{name} is declared global in a function of {path}"
+        if any(isinstance(st, ast.ImportFrom) and any(a.name == "*" for a in st.names)
+               for st in found):
+            return f"{path} star-imports names that may bind {name}"
         if len(found) != 1:
             return f"{name} is bound {len(found)} times in {path}"
         st = found[0]
