@@ -21,6 +21,7 @@ from analyzer.sites import behaviour as BH, bindings as B
 from analyzer.sites.astutil import (enclosing_function, flat_statements, index as index_tree,
                                     indexed, parent as _parent_of, sub_bodies, walk)
 from analyzer.sites.flow import ExtRef, FAFunc, FuncRef, ListVal, ModRef, Opaque
+from analyzer.sites.flow_base import Const
 from analyzer.sites.ir import Attr, Call, Name, walk as walk_ir
 from analyzer.sites.reach import _resolve
 
@@ -1086,8 +1087,17 @@ def _keyword_use(sc, kw: ast.keyword, fn, solver) -> str:
 
 
 def _in_tree_callee(solver, fn, call: ast.Call) -> bool:
+    return not _callee_unfollowed(solver, fn, call)
+
+
+def _callee_unfollowed(solver, fn, call: ast.Call) -> str:
+    """"" when every callable ``call.func`` may be at run time is an in-tree def the flow
+    follows its arguments into, else why not. A value the flow does not know as such a def
+    -- an external callable, a parameter, an attribute or a registry's entry, beside the def
+    (``launch = ctx.run if keep else _inline``, ``launcher or _inline``) -- is what may run;
+    so is whatever replaces the def the name resolves to (``_def_replaced``)."""
     if fn is None:
-        return False
+        return "the call is outside a function the flow reads"
     from analyzer.sites.flow import fn_context
 
     label = call.func
@@ -1096,23 +1106,158 @@ def _in_tree_callee(solver, fn, call: ast.Call) -> bool:
     elif isinstance(label, ast.Attribute) and isinstance(label.value, ast.Name):
         e = Attr(base=Name(id=label.value.id), attr=label.attr)
     else:
-        return False
+        return "the callee is an expression the flow does not resolve"
     ctx = fn_context(solver, fn)
     try:
         vals = solver.eval(ctx, e)
     except RecursionError:
-        return False
-    fr = [v for v, _ in vals if isinstance(v, FuncRef)]
-    if not fr:
+        return "the callee cannot be resolved"
+    # a constant cannot be called (TypeError): ``launcher or _inline`` with launcher=None
+    callables = [v for v, _ in vals if not isinstance(v, Const)]
+    fr = [v for v in callables if isinstance(v, FuncRef)]
+    via_self = isinstance(label, ast.Attribute) and fn.cls is not None \
+        and label.value.id == fn.first_param
+    if not callables:
         # self.method(...) inside a class: the solver follows methods of the same class
-        if isinstance(label, ast.Attribute) and fn.cls is not None \
-                and isinstance(label.value, ast.Name) and label.value.id == fn.first_param:
-            return label.attr in fn.cls.methods
-        return False
+        if via_self and label.attr in fn.cls.methods:
+            return _def_replaced(solver, fn.cls.methods[label.attr], via_self)
+        return "the callee is not a function of the tree"
+    other = next((v for v in callables if not isinstance(v, FuncRef)), None)
+    if other is not None:
+        # every value the callee may be must be a def the flow follows: any other one may
+        # be what runs, with FA4 and the arguments beside it
+        return f"the callee may also be {_value_label(other)}, which the pass does not follow"
     # followed: the parameter flows into the callee's own calls. A callee that defines a nested
     # function or lambda may hand back a closure over it, which nothing would follow.
-    return all(solver.fns.get(v.key) is not None and solver.fns[v.key].ir is not None
-               and not solver.fns[v.key].nested for v in fr)
+    for v in fr:
+        target = solver.fns.get(v.key)
+        if target is None or target.ir is None or target.nested:
+            return f"the callee {v.key[1]} is not a def the flow follows into"
+        why = _def_replaced(solver, target, via_self)
+        if why:
+            return why
+    return ""
+
+
+def _family_binds(solver, stores, target, own) -> str:
+    """The first class of the method's family whose body decides what ``self.NAME`` is
+    otherwise than the flow follows it (``path:line (what)``), else "": a class attribute, a
+    property or a decorated def of that name in a subclass (or in a base of a subclass: a
+    mixin before the class), an attribute hook in any class of the family, the class's own
+    body binding the name again. A subclass's plain ``def`` of the name is an override the
+    flow follows too (``Solver._overrides``); a base's binding comes after the class in every
+    order Python resolves attributes in, and is shadowed by the def."""
+    from analyzer.sites.attrstores import _HOOK_NAMES, _binds, _class_bindings, _may_bind
+    from analyzer.sites.verdicts import _find_def
+
+    name, cls_name = target.name, target.cls.ir.name
+    followed = {(m.mod.path, m.cls.ir.name): m for m in solver._overrides(target.cls, name)}
+    needle = name.encode()
+    for rel in stores._class_files():
+        raw = stores.data[rel]
+        if not (stores._hooks[rel] or _may_bind(raw, needle)):
+            continue
+        info = stores.index.by_path.get(rel)
+        tree = info.bare_tree if info is not None else None
+        if tree is None:
+            return f"{rel}:1 (cannot be read)"
+        for k, bound in stores._classes_of(rel, tree):
+            why = _binds(bound, name)
+            if not why:
+                continue
+            ancestor = k.name != cls_name and stores._derives(cls_name, k.name) and \
+                not stores._derives(k.name, cls_name)
+            if not (stores._related(k.name, cls_name) or any(
+                    stores._derives(d, k.name) for d in stores._descendants(cls_name))):
+                continue
+            hook = next((h for h in _HOOK_NAMES if h in bound), None)
+            if hook:
+                return f"{rel}:{k.lineno} ({k.name} defines {hook})"
+            if ancestor:
+                continue
+            m = target if (rel, k.lineno) == own else followed.get((rel, k.name))
+            if m is None or m.ir is None or m.nested or (m is not target and (
+                    solver.decorator_hides(m) or not stores._derives(k.name, cls_name))):
+                return f"{rel}:{k.lineno} ({k.name} {why})"
+            fdef = _find_def(k, m.ir)
+            if fdef is None or fdef not in k.body:
+                return f"{rel}:{k.lineno} ({k.name} {why})"
+            rest = ast.ClassDef(name=k.name, bases=[], keywords=[], decorator_list=[],
+                                body=[st for st in k.body if st is not fdef])
+            again = _binds(_class_bindings(rest), name)
+            if again:
+                return f"{rel}:{k.lineno} ({k.name} also {again})"
+    return ""
+
+
+def _value_label(v) -> str:
+    if isinstance(v, ExtRef):
+        return v.qual
+    if isinstance(v, Opaque):
+        return f"a value the flow cannot name ({v.reason})"
+    return type(v).__name__
+
+
+def _def_replaced(solver, target, via_self: bool) -> str:
+    """Where the def a callee resolves to by name may be replaced at run time ("" when
+    nowhere): the flow reads a method or a module-level function off its ``def``, but a
+    store of that attribute name (``self.launch = ctx.run``, ``Runner.launch = other``,
+    ``cls.launch = ...`` in a class decorator, ``sched.launch = ...`` from another module,
+    ``setattr`` by a computed name), a class of the family that binds the name in its body
+    (``launch = _eager`` in a subclass, an overriding def), a decorator on the def or the
+    class, or -- through ``self`` -- the method run on another object, make another callable
+    run. Read once per def and tree."""
+    memo = solver.__dict__.setdefault("_def_replaced", {})
+    key = (target.key, via_self)
+    if key not in memo:
+        memo[key] = _def_replaced_uncached(solver, target, via_self)
+    return memo[key]
+
+
+def _def_replaced_uncached(solver, target, via_self: bool) -> str:
+    name = target.name
+    cls = target.cls
+    method = cls is not None and target.qualname == f"{cls.qualname}.{name}"
+    if not method and "." in target.qualname:
+        return ""           # a def local to a function: only the flow's bindings reach it
+    what = f"{target.qualname} ({target.mod.path})"
+    hides = solver.decorator_hides(target)
+    if hides:
+        return f"{what} is called through its decorator: {hides}"
+    stores = getattr(solver, "attr_stores", None)
+    if stores is None:
+        return f"{what}: the tree's text is not available"
+    if not method:
+        where = stores.module_or_class(name)
+        if where:
+            return f"{what} may be replaced where the attribute {name} is set ({where})"
+        return ""
+    where = next(iter(stores._stores_of(name)), None)
+    if where is not None:
+        return (f"{what} may be replaced where the attribute {name} is set "
+                f"({where[0]}:{where[1]})")
+    info = stores.index.by_path.get(target.mod.path)
+    tree = info.tree if info is not None else None
+    if tree is None:
+        return f"{what}: the source could not be read"
+    from analyzer.sites.verdicts import _find_class
+
+    cdef = _find_class(tree, cls.ir)
+    if cdef is None:
+        return f"{what}: the class statement could not be found"
+    if cdef.decorator_list or cdef.keywords:
+        return f"{what}: a class decorator or metaclass may replace it"
+    other = _family_binds(solver, stores, target, (target.mod.path, cdef.lineno))
+    if other:
+        return f"{what} may not be the def that runs: {other}"
+    anywhere = stores.any_store()
+    if anywhere:
+        return f"{what}: any attribute may be set at {anywhere}"
+    if via_self:
+        away = stores.detached(cls.ir.name)
+        if away:
+            return f"{what}: a method of {cls.ir.name} may run on another object ({away})"
+    return ""
 
 
 # ``partial(f, ...)`` binds arguments and calls nothing: the flow follows its value as a layer
