@@ -1378,14 +1378,14 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
                 # the arguments it was made with; ``attrgetter("__call__")(fa4)`` hands it out
                 return (f"is handed to {callee}(...), which calls it or reads it with "
                         "arguments the pass does not judge")
-            if (len(p.args) > 1 or p.keywords) and callee not in _PARTIALS \
-                    and not _in_tree_callee(solver, fn, p) \
-                    and not (_constant_extras(p) and _wrapped_proved(sc, p, fn, solver)):
+            unfollowed = _callee_unfollowed(solver, fn, p) \
+                if (len(p.args) > 1 or p.keywords) and callee not in _PARTIALS else ""
+            if unfollowed and not (_constant_extras(p) and _wrapped_proved(sc, p, fn, solver)):
                 # ``checkpoint(fa4, q, k, v, window_size=...)``, ``pool.submit(fa4, ...)``,
                 # ``map(fa4, ...)``: a callee outside the tree handed FA4 together with
                 # arguments it may call FA4 with, at once -- those windows are never judged
                 return (f"is handed to {callee}(...) together with arguments it may call it "
-                        "with; the windows among them are not judged")
+                        f"with; the windows among them are not judged ({unfollowed})")
             if callee in _PARTIALS:
                 prefilled = "" if _prefill_normalised(sc, p, fn, solver) else \
                     _prefilled_window(p, _reader(sc, path, p))
@@ -1410,10 +1410,11 @@ def _use(sc, node, fn, solver, call_at, path) -> str:
             # is where the wrapped value goes, as for ``w(fa4)``
             why = _use(sc, p, fn, solver, call_at, path)
             return "" if why and _wrapped_proved(sc, p, fn, solver) else why
-        if _in_tree_callee(solver, fn, p):
+        unfollowed = _callee_unfollowed(solver, fn, p)
+        if not unfollowed:
             return ""
         callee = ast.unparse(p.func)
-        return f"is passed to {callee}(...), which the pass does not follow"
+        return f"is passed to {callee}(...), which the pass does not follow ({unfollowed})"
     if isinstance(p, ast.keyword):
         return _keyword_use(sc, p, fn, solver)
     if isinstance(p, ast.AnnAssign) and child is p.annotation:
