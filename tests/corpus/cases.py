@@ -5905,5 +5905,248 @@ case("mixin_stores_on_a_shared_subclass/twin",
       "app/model.py": _H31_HYBRID.format(first="Logger", made="FlashAttention()")},
      _H31_DRIVE, "safe", why="the mixin's objects are Loggers, never FlashAttention")
 
+_LAUNCH_FIX = '''
+
+def _fix(window_size):
+    return tuple(None if x is not None and x < 0 else x for x in window_size)
+
+
+def _inline(fn, *args, window_size=(None, None), **kwargs):
+    return fn(*args, window_size=_fix(window_size), **kwargs)
+'''
+_LAUNCH_NORM = FA + NORMALISER + _LAUNCH_FIX
+
+# 293. a launcher chosen by a conditional between an in-tree normalising def and something the
+# flow cannot follow (``launch = contextvars.copy_context().run if keep else _inline``): only
+# the def's values were kept, so FA4 handed to ``launch(fa4, ..., window_size=(-1, 0))`` was
+# judged inside ``_inline`` alone -- a false "safe"; ``ctx.run`` calls FA4 raw. Every value the
+# callee may be must be a def the flow follows. The twin chooses between two in-tree
+# normalising defs
+_LAUNCH_CHOICE = _LAUNCH_NORM + '''
+import contextvars
+
+
+def _inline_ctx(fn, *args, window_size=(None, None), **kwargs):
+    contextvars.copy_context()
+    return fn(*args, window_size=_fix(window_size), **kwargs)
+
+
+class AsyncAttention:
+    def __init__(self, keep_context=False):
+        self.keep_context = keep_context
+
+    def forward(self, q, k, v):
+        launch = {other} if self.keep_context else _inline
+        return launch(flash_attn_func, q, k, v, causal=True, window_size=(-1, 0))
+'''
+_LAUNCH_DRIVE = ("from eng.attn import AsyncAttention\nAsyncAttention(True).forward(1, 2, 3)\n"
+                 "AsyncAttention().forward(1, 2, 3)\n")
+case("launcher_chosen_with_external_callable",
+     {"eng/__init__.py": "", "eng/attn.py": _LAUNCH_CHOICE.format(
+         other="contextvars.copy_context().run")},
+     _LAUNCH_DRIVE, "unknown", why="ctx.run hands FA4 (-1, 0) raw")
+case("launcher_chosen_with_external_callable/twin",
+     {"eng/__init__.py": "", "eng/attn.py": _LAUNCH_CHOICE.format(other="_inline_ctx")},
+     _LAUNCH_DRIVE, "safe", why="both launchers normalise")
+
+# 294. the same through a module-level name bound on two paths (``try: launch =
+# copy_context().run`` / ``except ImportError: launch = _inline``), and through ``launcher or
+# _inline`` with a launcher handed in by the tree's caller: any value beside the def is what
+# may run (a false "safe" before). The twin's try binds another normalising def
+_LAUNCH_TRY = _LAUNCH_NORM + '''
+try:
+    import contextvars
+    launch = {other}
+except ImportError:
+    launch = _inline
+
+
+def _inline_ctx(fn, *args, window_size=(None, None), **kwargs):
+    return contextvars.copy_context().run(fn, *args, window_size=_fix(window_size), **kwargs)
+
+
+def attend(q, k, v):
+    return launch(flash_attn_func, q, k, v, causal=True, window_size=(-1, 0))
+'''
+case("launcher_bound_on_try_path",
+     {"eng/__init__.py": "", "eng/attn.py": _LAUNCH_TRY.format(
+         other="contextvars.copy_context().run")},
+     "from eng.attn import attend\nattend(1, 2, 3)\n", "unknown",
+     why="the try path binds ctx.run, which calls FA4 raw")
+case("launcher_bound_on_try_path/twin",
+     {"eng/__init__.py": "", "eng/attn.py": _LAUNCH_TRY.format(
+         other="lambda fn, *a, **kw: _inline_ctx(fn, *a, **kw)").replace(
+         "    launch = lambda fn, *a, **kw: _inline_ctx(fn, *a, **kw)\n",
+         "    launch = _inline\n")},
+     "from eng.attn import attend\nattend(1, 2, 3)\n", "safe",
+     why="both paths bind the normalising def")
+
+_LAUNCH_OR = _LAUNCH_NORM + '''
+
+def attend(q, k, v, launcher=None):
+    launch = launcher or _inline
+    return launch(flash_attn_func, q, k, v, causal=True, window_size=(-1, 0))
+'''
+case("launcher_parameter_or_default",
+     {"eng/__init__.py": "", "eng/attn.py": _LAUNCH_OR,
+      "eng/model.py": "import contextvars\nfrom eng.attn import attend\n\n\n"
+                      "def step(q, k, v, keep=False):\n"
+                      "    return attend(q, k, v, launcher=contextvars.copy_context().run "
+                      "if keep else None)\n"},
+     "from eng.model import step\nstep(1, 2, 3, True)\nstep(1, 2, 3)\n", "unknown",
+     why="the caller hands ctx.run as the launcher")
+case("launcher_parameter_or_default/twin",
+     {"eng/__init__.py": "", "eng/attn.py": _LAUNCH_OR.replace(
+         "    launch = launcher or _inline\n", "    launch = _inline\n"),
+      "eng/model.py": "from eng.attn import attend\n\n\n"
+                      "def step(q, k, v, keep=False):\n"
+                      "    return attend(q, k, v, launcher=None)\n"},
+     "from eng.model import step\nstep(1, 2, 3, True)\nstep(1, 2, 3)\n", "safe",
+     why="the launcher is always the normalising def")
+
+# 295. a launcher method resolved by name (``self.launch(fa4, ..., window_size=(-1, 0))``) and
+# replaced at run time: a store of the attribute from another module (``Runner.launch =
+# _ctx_launch``), a subclass's class attribute (``launch = _eager``), a class decorator
+# (``cls.launch = ...``). The flow read the def alone -- a false "safe". A method or module
+# function the flow follows FA4 into counts only while nothing may store that attribute name,
+# no class of the family binds it in its body and no decorator stands on the class. The twins
+# keep the def (the other module stores another attribute; the subclass binds another name)
+_LAUNCH_METHOD = _LAUNCH_NORM + '''
+
+class Runner:
+    def launch(self, fn, *args, window_size=(None, None), **kwargs):
+        return fn(*args, window_size=_fix(window_size), **kwargs)
+
+    def attend(self, q, k, v):
+        return self.launch(flash_attn_func, q, k, v, causal=True, window_size=(-1, 0))
+'''
+_PATCH_METHOD = '''import contextvars
+from eng.base import Runner
+
+
+def _ctx_launch(self, fn, *args, **kwargs):
+    return contextvars.copy_context().run(fn, *args, **kwargs)
+
+
+def install():
+    Runner.{attr} = _ctx_launch
+'''
+_METHOD_DRIVE = "from eng.ctx import install\ninstall()\nfrom eng.base import Runner\n" \
+    "Runner().attend(1, 2, 3)\n"
+case("launcher_method_patched_elsewhere",
+     {"eng/__init__.py": "", "eng/base.py": _LAUNCH_METHOD,
+      "eng/ctx.py": _PATCH_METHOD.format(attr="launch")},
+     _METHOD_DRIVE, "unknown", why="Runner.launch is replaced by a raw launcher")
+case("launcher_method_patched_elsewhere/twin",
+     {"eng/__init__.py": "", "eng/base.py": _LAUNCH_METHOD,
+      "eng/ctx.py": _PATCH_METHOD.format(attr="ctx_launch")},
+     _METHOD_DRIVE, "safe", why="another attribute is set; launch stays the def")
+
+_SUB_METHOD = '''from eng.base import Runner
+
+
+def _eager(self, fn, *args, **kwargs):
+    return fn(*args, **kwargs)
+
+
+class EagerRunner(Runner):
+    {attr} = _eager
+'''
+case("launcher_method_overridden_by_class_attribute",
+     {"eng/__init__.py": "", "eng/base.py": _LAUNCH_METHOD,
+      "eng/eager.py": _SUB_METHOD.format(attr="launch")},
+     "from eng.eager import EagerRunner\nEagerRunner().attend(1, 2, 3)\n", "unknown",
+     why="the subclass's launch calls FA4 raw")
+case("launcher_method_overridden_by_class_attribute/twin",
+     {"eng/__init__.py": "", "eng/base.py": _LAUNCH_METHOD,
+      "eng/eager.py": _SUB_METHOD.format(attr="eager_launch")},
+     "from eng.eager import EagerRunner\nEagerRunner().attend(1, 2, 3)\n", "safe",
+     why="the subclass binds another name")
+
+_DECO_METHOD = _LAUNCH_NORM + '''
+
+def threaded(cls):
+    def launch(self, fn, *args, **kwargs):
+        return fn(*args, **kwargs)
+    cls.launch = launch
+    return cls
+
+
+{deco}
+class Runner:
+    def launch(self, fn, *args, window_size=(None, None), **kwargs):
+        return fn(*args, window_size=_fix(window_size), **kwargs)
+
+    def attend(self, q, k, v):
+        return self.launch(flash_attn_func, q, k, v, causal=True, window_size=(-1, 0))
+'''
+case("launcher_method_replaced_by_class_decorator",
+     {"eng/__init__.py": "", "eng/cd.py": _DECO_METHOD.format(deco="@threaded")},
+     "from eng.cd import Runner\nRunner().attend(1, 2, 3)\n", "unknown",
+     why="the class decorator puts a raw launch in place of the def")
+case("launcher_method_replaced_by_class_decorator/twin",
+     {"eng/__init__.py": "", "eng/cd.py": _DECO_METHOD.format(deco="").replace(
+         "    cls.launch = launch\n", "")},
+     "from eng.cd import Runner\nRunner().attend(1, 2, 3)\n", "safe",
+     why="no decorator: launch is the def")
+
+# 296. a module-level launcher function rebound by attribute from another module
+# (``sched.launch = lambda fn, *a, **kw: pool.submit(fn, *a, **kw).result()``, in a module
+# that never imports FA4; the launcher's module imports FA4 itself): the def alone was judged -- a false "safe". The twin's other module
+# sets another attribute of the module
+_SCHED = _LAUNCH_NORM + '''
+
+def launch(fn, *args, window_size=(None, None), **kwargs):
+    return fn(*args, window_size=_fix(window_size), **kwargs)
+'''
+_SCHED_ATTN = FA + '''from eng import sched
+
+
+def attend(q, k, v):
+    return sched.launch(flash_attn_func, q, k, v, causal=True, window_size=(-1, 0))
+'''
+_SCHED_ASYNC = '''from concurrent.futures import ThreadPoolExecutor
+from eng import sched
+
+_POOL = ThreadPoolExecutor(1)
+
+
+def enable_async():
+    sched.{attr} = lambda fn, *a, **kw: _POOL.submit(fn, *a, **kw).result()
+'''
+_SCHED_DRIVE = "from eng.asyncmode import enable_async\nenable_async()\n" \
+    "from eng.attn import attend\nattend(1, 2, 3)\n"
+case("launcher_function_rebound_from_another_module",
+     {"eng/__init__.py": "", "eng/sched.py": _SCHED, "eng/attn.py": _SCHED_ATTN,
+      "eng/asyncmode.py": _SCHED_ASYNC.format(attr="launch")},
+     _SCHED_DRIVE, "unknown", why="sched.launch becomes a raw pool launcher")
+case("launcher_function_rebound_from_another_module/twin",
+     {"eng/__init__.py": "", "eng/sched.py": _SCHED, "eng/attn.py": _SCHED_ATTN,
+      "eng/asyncmode.py": _SCHED_ASYNC.format(attr="launch_async")},
+     _SCHED_DRIVE, "safe", why="another attribute is set; sched.launch stays the def")
+
+# 297. (precision guard for 295) a subclass that overrides the launcher method with a plain
+# ``def`` is an override the flow follows FA4 into (``self.launch(fa4, ...)`` runs the class's
+# def or a subclass's): the raw override is judged where it calls FA4 (unknown: its window parameter is also
+# fed from outside the tree), the twin's
+# override normalises and stays "safe" -- a def in a subclass's body is not a replacement
+_SUB_DEF = '''from eng.base import Runner, _fix
+
+
+class EagerRunner(Runner):
+    def launch(self, fn, *args, window_size=(None, None), **kwargs):
+        return fn(*args, window_size={w}, **kwargs)
+'''
+case("launcher_method_overridden_by_def",
+     {"eng/__init__.py": "", "eng/base.py": _LAUNCH_METHOD,
+      "eng/eager.py": _SUB_DEF.format(w="window_size")},
+     "from eng.eager import EagerRunner\nEagerRunner().attend(1, 2, 3)\n", "unknown",
+     why="the override hands FA4 (-1, 0) raw (and whatever callers outside the tree pass)")
+case("launcher_method_overridden_by_def/twin",
+     {"eng/__init__.py": "", "eng/base.py": _LAUNCH_METHOD,
+      "eng/eager.py": _SUB_DEF.format(w="_fix(window_size)")},
+     "from eng.eager import EagerRunner\nEagerRunner().attend(1, 2, 3)\n", "safe",
+     why="the override normalises too")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
