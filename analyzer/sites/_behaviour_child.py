@@ -383,8 +383,48 @@ class InjectedFailure(NotImplementedError, TypeError, KeyError, IndexError, Zero
 
 # the phrases a wrapper's handler may look for before it retries (out of memory, a CUDA
 # error, an unsupported window); also the failure's ``args[0]`` and in its ``repr``
-_FAILURE_TEXT = ("FA4 failed (injected by the audit): CUDA out of memory / CUDA error: "
-                 "illegal memory access / window_size / window_size_left not supported")
+class _FailureText(str):
+    """The message of an injected failure. A wrapper that reads it (``str(exc)``,
+    ``exc.args``, ``"pack_gqa" in msg``) may take a path that depends on what FA4 really
+    says, which the runs do not know: the first read is a flag (no proof), never a path
+    taken silently."""
+
+    def _read(self):
+        FLAGS.add("reads the message of FA4's error (str(exc), exc.args): the path it takes "
+                  "may depend on what FA4 says, which the runs cannot know")
+
+    def __str__(self):
+        self._read()
+        return self
+
+    def __repr__(self):
+        self._read()
+        return str.__repr__(self)
+
+    def __format__(self, spec):
+        self._read()
+        return str.__format__(self, spec)
+
+
+def _reading(name):
+    def method(self, *a, **k):
+        self._read()
+        return getattr(str, name)(self, *a, **k)
+    method.__name__ = name
+    return method
+
+
+for _name in ("__contains__", "__eq__", "__ne__", "__getitem__", "__iter__", "__len__",
+              "__add__", "__radd__", "__mod__", "__hash__", "startswith", "endswith", "find",
+              "rfind", "index", "rindex", "count", "split", "rsplit", "partition",
+              "rpartition", "lower", "upper", "casefold", "strip", "lstrip", "rstrip",
+              "splitlines", "replace", "encode", "format", "join"):
+    setattr(_FailureText, _name, _reading(_name))
+
+
+_FAILURE_TEXT = _FailureText("FA4 failed (injected by the audit): CUDA out of memory / CUDA "
+                             "error: illegal memory access / window_size / window_size_left "
+                             "not supported")
 
 
 # how many of the first calls fail (0: none), and as what (None: ``InjectedFailure``)
@@ -804,8 +844,9 @@ def _scan_pairs(grid) -> list:
 
 
 def _after_failure(fn, log, entry, params, required, grid, out, shapes=(), caught=()):
-    """The same calls with FA4 failing the first time, the first two times and the first
-    three times (a ladder of retries), as ``InjectedFailure`` and as each exception class
+    """The same calls with FA4 failing the first time, the first two times, and so on while
+    the wrapper still calls it after the last failure (a ladder of retries, up to
+    ``MAX_LADDER``; deeper is a flag), as ``InjectedFailure`` and as each exception class
     the wrapper's handlers name (``caught``): every call the wrapper makes after a failure it
     catches is judged like a first call (a retry with the raw window is a silent wrong band);
     re-raising, or giving up without calling FA4 again, is no band at all."""
@@ -825,16 +866,30 @@ def _after_failure(fn, log, entry, params, required, grid, out, shapes=(), caugh
     try:
         for kind in kinds:
             FAIL_TYPE[0] = kind
-            for fails in (1, 2, 3):
+            # one more failure each round while some run still calls FA4 after the last
+            # one it was given (a ladder of retries may reach other code at any depth)
+            for fails in range(1, MAX_LADDER + 1):
                 FAIL_FIRST[0] = fails
-                _failing_runs(fn, log, entry, params, required, grid, out, shapes, fails)
+                most = _failing_runs(fn, log, entry, params, required, grid, out, shapes,
+                                     fails)
+                if most <= fails:
+                    break
+            else:
+                FLAGS.add(f"calls FA4 again after it failed {MAX_LADDER} times in a row: "
+                          "what a longer ladder of retries hands it is not seen")
     finally:
         FAIL_FIRST[0] = 0
         FAIL_TYPE[0] = None
 
 
-def _failing_runs(fn, log, entry, params, required, grid, out, shapes, fails):
+MAX_LADDER = 12
+
+
+def _failing_runs(fn, log, entry, params, required, grid, out, shapes, fails) -> int:
+    """The runs with FA4 failing its first ``fails`` calls; returns the most calls of FA4
+    one run made."""
     what = "once" if fails == 1 else f"{fails} times"
+    most = 0
     for L in grid:
         for R in grid:
             for causal in (True, False):
@@ -844,7 +899,10 @@ def _failing_runs(fn, log, entry, params, required, grid, out, shapes, fails):
                         continue        # judged without the failure (``run_chain``)
                     del log[:]
                     try:
-                        fn(*args, **kwargs)
+                        try:
+                            fn(*args, **kwargs)
+                        finally:
+                            most = max(most, len(log))
                     except Unanalysable as exc:
                         out["results"].append({"form": form, "L": L, "R": R,
                                                "causal": causal, "tracked": False,
@@ -864,6 +922,7 @@ def _failing_runs(fn, log, entry, params, required, grid, out, shapes, fails):
                         got, why = _what_fa4_got(call, entry, f"after FA4 failed {what}")
                         res.update({"got": got} if got is not None else {"error": why})
                         out["results"].append(res)
+    return most
 
 
 def _values(kind, grid):
@@ -1008,6 +1067,12 @@ def main():
             out.append(run_chain(job) if job["kind"] == "chain" else run_expr(job))
         except RecursionError:
             out.append({"results": [], "seen": [], "flags": [], "error": "unknown: recursion limit"})
+        except Unanalysable as exc:
+            # what FA4 received holds a value the extraction could not provide (a partial's
+            # keyword bound to a parameter of the function that made it): reading it stops
+            # the job, never the whole sandbox
+            out.append({"results": [], "seen": [], "flags": [],
+                        "error": f"unknown: what reaches FA4 touches {exc}"})
         except JobTimeout:
             out.append({"results": [], "seen": [], "flags": [],
                         "error": "unknown: the code ran past its CPU budget in the sandbox"})

@@ -3346,7 +3346,7 @@ def _verdicts_with_prefills(judge, c, values, wv: WindowValues, plan, unknown):
     parts = [judge.call_verdicts(plain, wv)] if plain else []
     parts += [judge.call_verdicts([raw], w2) for raw, w2 in merged]
     parts += [("unknown", tuple(CallVerdict(r.label, "unknown", f"{v.entry.name} through "
-                                            f"{why}; the calls through it pass that window")
+                                            f"{why}; the calls through it pass what it binds")
                                 for r in judge.resolvers)) for v, why in unread]
     out = []
     for per in zip(*(p[1] for p in parts)):

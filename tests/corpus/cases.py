@@ -6148,5 +6148,109 @@ case("launcher_method_overridden_by_def/twin",
      "from eng.eager import EagerRunner\nEagerRunner().attend(1, 2, 3)\n", "safe",
      why="the override normalises too")
 
+# 298. a wrapper that retries FA4 on ``RuntimeError`` with more splits and, from the fifth
+# attempt on, hands FA4 the caller's raw keywords: the sandbox failed FA4 at most three times
+# in a row, so the raw attempt was never run -- a false "safe". The ladder now grows while a
+# run still calls FA4 after its last failure (up to 12; deeper is no proof). The twin's last
+# attempt passes the normalised keywords too
+_LADDER = """import functools
+from flash_attn.cute.interface import flash_attn_func as _fa4_func
+
+
+def _bound(x):
+    return None if x is not None and x < 0 else x
+
+
+def with_retries(fn):
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):
+        fixed = dict(kwargs)
+        if fixed.get("window_size") is not None:
+            left, right = fixed["window_size"]
+            fixed["window_size"] = (_bound(left), _bound(right))
+        splits = 1
+        for attempt in range(6):
+            try:
+                if attempt < 4:
+                    return fn(*args, **{**fixed, "num_splits": splits})
+                return fn(*args, **LAST)
+            except RuntimeError:
+                splits *= 2
+        raise RuntimeError("out of memory after retries")
+    return inner
+
+
+flash_attn_func = with_retries(_fa4_func)
+"""
+_LADDER_CALL = ("from pkg.fa import flash_attn_func\n\n\ndef attention(q, k, v):\n"
+                "    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n")
+_FAILING_DRIVE = """import flash_attn.cute.interface as fi
+_real, _n = fi.flash_attn_func, [0]
+
+
+def _failing(*a, **kw):
+    _n[0] += 1
+    if _n[0] <= FAILS:
+        raise RuntimeError(MESSAGE)
+    return _real(*a, **kw)
+
+
+fi.flash_attn_func = _failing
+import pkg.attn
+pkg.attn.attention(1, 2, 3)
+"""
+case("retry_ladder_deeper_than_three",
+     {"pkg/__init__.py": "", "pkg/fa.py": _LADDER.replace("LAST", "kwargs"),
+      "pkg/attn.py": _LADDER_CALL},
+     _FAILING_DRIVE.replace("FAILS", "4").replace("MESSAGE", "'CUDA out of memory'"),
+     "unsafe", why="the fifth attempt hands FA4 the raw (-1, 0)")
+case("retry_ladder_deeper_than_three/twin",
+     {"pkg/__init__.py": "", "pkg/fa.py": _LADDER.replace("LAST", "fixed"),
+      "pkg/attn.py": _LADDER_CALL},
+     _FAILING_DRIVE.replace("FAILS", "4").replace("MESSAGE", "'CUDA out of memory'"),
+     "safe", why="every attempt passes the normalised window")
+
+# 299. a wrapper whose handler retries with the raw keywords only when FA4's message names
+# something (``if "pack_gqa" not in str(exc): raise``): the sandbox's injected message never
+# did, so the raw retry was never run -- a false "safe". Reading the message of FA4's error is
+# now no proof (its path depends on what FA4 says). The twin retries on any RuntimeError,
+# with the normalised keywords, without reading the message
+_BY_MESSAGE = """import functools
+from flash_attn.cute.interface import flash_attn_func as _fa4_func
+
+
+def _bound(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):
+        fixed = dict(kwargs)
+        if fixed.get("window_size") is not None:
+            left, right = fixed["window_size"]
+            fixed["window_size"] = (_bound(left), _bound(right))
+        try:
+            return fn(*args, **fixed)
+        except RuntimeError as exc:
+            HANDLER
+    return inner
+
+
+flash_attn_func = normalized(_fa4_func)
+"""
+case("retry_decided_by_the_error_message",
+     {"pkg/__init__.py": "", "pkg/attn.py": _LADDER_CALL,
+      "pkg/fa.py": _BY_MESSAGE.replace("HANDLER", "if 'pack_gqa' not in str(exc):\n"
+                                       "                raise\n"
+                                       "            return fn(*args, **kwargs)")},
+     _FAILING_DRIVE.replace("FAILS", "1").replace("MESSAGE", "'pack_gqa=True not supported'"),
+     "unknown", why="the raw retry runs for a pack_gqa message")
+case("retry_decided_by_the_error_message/twin",
+     {"pkg/__init__.py": "", "pkg/attn.py": _LADDER_CALL,
+      "pkg/fa.py": _BY_MESSAGE.replace("HANDLER", "return fn(*args, **fixed)")},
+     _FAILING_DRIVE.replace("FAILS", "1").replace("MESSAGE", "'pack_gqa=True not supported'"),
+     "safe", why="the retry passes the normalised window")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
