@@ -519,6 +519,7 @@ def _shaped(forms, params, shape):
             label = f"{form} + {npos} positional" + note + \
                 (f", {', '.join(sorted(more))}=" if more else "")
             got = dict(more)
+            spl = {}
             if i:
                 # (only FA4's own parameters: any other keyword reaching it is a loud crash)
                 spl = {k: (fill() if fill is _Placeholder else fill) for k in SPLAT_KEYS[0]
@@ -530,8 +531,15 @@ def _shaped(forms, params, shape):
                           f"{'<value>' if fill is _Placeholder else fill} from a ** splat")
             kw = {**by_name, **kwargs, **got}
             if order:
-                # the keywords in the order the call writes them (a wrapper may read it)
-                kw = {**{k: kw[k] for k in order if k in kw}, **kw}
+                # the keywords in the order the call writes them (a wrapper may read it), what
+                # a splat carries where the splat stands
+                placed = {}
+                for k in order:
+                    if k == "**":
+                        placed.update({s: kw[s] for s in spl if s in kw})
+                    elif k in kw:
+                        placed[k] = kw[k]
+                kw = {**placed, **kw}
                 if list(kw) != list({**by_name, **kwargs, **got}):
                     label += f", keywords in the order {', '.join(kw)}"
             out.append((label + (OUTSIDE if outside else ""), args, kw))

@@ -3248,8 +3248,9 @@ def call_shape(call) -> tuple | None:
         elif isinstance(given[0].value, Lit) and (given[0].value.value is None or
                                                   type(given[0].value.value) in (bool, int)):
             extra.append((_CAUSAL, given[0].value.value))
-    # the order the call writes its keywords in, when it passes more than one
-    order = tuple(a.kw for a in args if a.kind == "k")
+    # the order the call writes its keywords in, when it passes more than one ("**": where a
+    # splat's keywords go, ``f(q, k, v, **extra, window_size=w)``)
+    order = tuple(a.kw if a.kind == "k" else "**" for a in args if a.kind in ("k", "**"))
     return (sum(1 for a in args if a.kind == "p"), tuple(sorted(extra))) + \
         ((order,) if len(order) > 1 else ())
 

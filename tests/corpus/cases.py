@@ -6252,5 +6252,47 @@ case("retry_decided_by_the_error_message/twin",
      _FAILING_DRIVE.replace("FAILS", "1").replace("MESSAGE", "'pack_gqa=True not supported'"),
      "safe", why="the retry passes the normalised window")
 
+# 300. a wrapper that reads its keywords in order and stops at the first ``score_mod``
+# before it normalises the window, called as ``fa(q, k, v, **extra, window_size=(-1, 0))``:
+# the sandbox put what a splat may carry after the call's own keywords, so the loop never
+# stopped early -- a false "safe". A splat's keywords now stand where the splat does. The
+# twin's loop skips the key instead of stopping
+_KEY_LOOP = """import functools
+from flash_attn.cute.interface import flash_attn_func as _fa4_func
+
+
+def _bound(x):
+    return None if x is not None and x < 0 else x
+
+
+def normalized(fn):
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):
+        for key in list(kwargs):
+            if key == "score_mod":
+                STOP
+            if key == "window_size" and kwargs[key] is not None:
+                left, right = kwargs[key]
+                kwargs[key] = (_bound(left), _bound(right))
+        return fn(*args, **kwargs)
+    return inner
+
+
+flash_attn_func = normalized(_fa4_func)
+"""
+_KEY_LOOP_CALL = ("from pkg.fa import flash_attn_func\n\n\ndef attention(q, k, v, causal=True, "
+                  "**extra):\n    return flash_attn_func(q, k, v, **extra, causal=causal, "
+                  "window_size=(-1, 0))\n")
+case("splat_keywords_read_in_order",
+     {"pkg/__init__.py": "", "pkg/fa.py": _KEY_LOOP.replace("STOP", "break"),
+      "pkg/attn.py": _KEY_LOOP_CALL},
+     "import pkg.attn\npkg.attn.attention(1, 2, 3, score_mod=None)\n", "unsafe",
+     why="score_mod before window_size stops the loop")
+case("splat_keywords_read_in_order/twin",
+     {"pkg/__init__.py": "", "pkg/fa.py": _KEY_LOOP.replace("STOP", "continue"),
+      "pkg/attn.py": _KEY_LOOP_CALL},
+     "import pkg.attn\npkg.attn.attention(1, 2, 3, score_mod=None)\n", "safe",
+     why="the loop goes on to the window")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
