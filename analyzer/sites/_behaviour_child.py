@@ -359,7 +359,7 @@ def _recorder(entry, params, required, log):
         except TypeError as exc:
             raise Rejected(str(exc)) from None
         if len(log) <= FAIL_FIRST[0]:
-            raise (FAIL_TYPE[0] or InjectedFailure)(_FAILURE_TEXT)
+            raise (FAIL_TYPE[0] or InjectedFailure)(FAIL_TEXT[0])
         return out
 
     fa4.__name__ = fa4.__qualname__ = entry
@@ -378,32 +378,34 @@ class InjectedFailure(NotImplementedError, TypeError, KeyError, IndexError, Zero
     catches it) and its message names the window (a handler that reads it sees one)."""
 
     def __str__(self):
-        return _FAILURE_TEXT
+        return FAIL_TEXT[0]
 
 
 # the phrases a wrapper's handler may look for before it retries (out of memory, a CUDA
 # error, an unsupported window); also the failure's ``args[0]`` and in its ``repr``
 class _FailureText(str):
-    """The message of an injected failure. A wrapper that reads it (``str(exc)``,
-    ``exc.args``, ``"pack_gqa" in msg``) may take a path that depends on what FA4 really
-    says, which the runs do not know: the first read is a flag (no proof), never a path
-    taken silently."""
+    """The message of an injected failure (``str(exc)``, ``exc.args[0]``, in its ``repr``).
+    A membership test on it (``"out of memory" in msg``) is explored both ways: the runs are
+    made with this text alone and with every string the wrapper's code holds added
+    (``MESSAGE_WORDS``). Any other reading of it (``msg.startswith(...)``, ``==``, an index)
+    may take a path that depends on what FA4 really says, which the runs cannot know: a flag
+    (no proof), never a path taken silently."""
 
     def _read(self):
-        FLAGS.add("reads the message of FA4's error (str(exc), exc.args): the path it takes "
-                  "may depend on what FA4 says, which the runs cannot know")
+        FLAGS.add("reads the message of FA4's error other than by a membership test: the "
+                  "path it takes may depend on what FA4 says, which the runs cannot know")
 
     def __str__(self):
-        self._read()
         return self
 
-    def __repr__(self):
-        self._read()
-        return str.__repr__(self)
-
     def __format__(self, spec):
-        self._read()
-        return str.__format__(self, spec)
+        return self if not spec else str.__format__(self, spec)
+
+    def __contains__(self, x):
+        return str.__contains__(self, x)
+
+    def __hash__(self):
+        return str.__hash__(self)
 
 
 def _reading(name):
@@ -414,21 +416,23 @@ def _reading(name):
     return method
 
 
-for _name in ("__contains__", "__eq__", "__ne__", "__getitem__", "__iter__", "__len__",
-              "__add__", "__radd__", "__mod__", "__hash__", "startswith", "endswith", "find",
-              "rfind", "index", "rindex", "count", "split", "rsplit", "partition",
-              "rpartition", "lower", "upper", "casefold", "strip", "lstrip", "rstrip",
-              "splitlines", "replace", "encode", "format", "join"):
+for _name in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__getitem__",
+              "__iter__", "__len__", "__add__", "__radd__", "__mod__", "__mul__", "startswith",
+              "endswith", "find", "rfind", "index", "rindex", "count", "split", "rsplit",
+              "partition", "rpartition", "lower", "upper", "casefold", "strip", "lstrip",
+              "rstrip", "splitlines", "replace", "encode", "format", "join", "isdigit"):
     setattr(_FailureText, _name, _reading(_name))
 
 
-_FAILURE_TEXT = _FailureText("FA4 failed (injected by the audit): CUDA out of memory / CUDA "
-                             "error: illegal memory access / window_size / window_size_left "
-                             "not supported")
+_BASE_TEXT = ("FA4 failed (injected by the audit): CUDA out of memory / CUDA error: illegal "
+              "memory access / window_size / window_size_left not supported")
+_FAILURE_TEXT = _FailureText(_BASE_TEXT)
+# the strings the wrapper's code holds (``job["message_words"]``): the second text of the runs
+MESSAGE_WORDS = [()]
 
 
-# how many of the first calls fail (0: none), and as what (None: ``InjectedFailure``)
 FAIL_FIRST = [0]
+FAIL_TEXT = [_FAILURE_TEXT]
 FAIL_TYPE = [None]
 
 
@@ -747,6 +751,10 @@ def run_chain(job):
     SEQUENCES[0] = bool(job.get("sequences"))
     TENSOR_VARIANTS[0] = any(not l.get("trusted_fa4_patch") for l in job.get("layers", ()))
     SPLAT_KEYS[0] = tuple(job.get("splat_keys", ()))
+    MESSAGE_WORDS[0] = tuple(job.get("message_words", ()))
+    if job.get("regex") and job.get("caught"):
+        FLAGS.add("matches text with a regular expression and catches FA4's failures: a path "
+                  "chosen by the words of FA4's message is not seen")
     grid = job["grid"]
     out = {"results": [], "seen": [], "flags": [], "error": None, "assumed": []}
     log = []
@@ -871,9 +879,13 @@ def _after_failure(fn, log, entry, params, required, grid, out, shapes=(), caugh
             kinds.append(cls)
         elif cls is None:
             FLAGS.add(f"a handler catches {name}, which the runs cannot raise as FA4")
+    texts = [_FAILURE_TEXT]
+    if MESSAGE_WORDS[0]:
+        texts.append(_FailureText(_BASE_TEXT + " / " + " / ".join(MESSAGE_WORDS[0])))
     try:
-        for kind in kinds:
+        for kind, text in [(k, t) for t in texts for k in kinds]:
             FAIL_TYPE[0] = kind
+            FAIL_TEXT[0] = text
             # one more failure each round while some run still calls FA4 after the last
             # one it was given (a ladder of retries may reach other code at any depth)
             for fails in range(1, MAX_LADDER + 1):
@@ -888,6 +900,7 @@ def _after_failure(fn, log, entry, params, required, grid, out, shapes=(), caugh
     finally:
         FAIL_FIRST[0] = 0
         FAIL_TYPE[0] = None
+        FAIL_TEXT[0] = _FAILURE_TEXT
 
 
 MAX_LADDER = 12

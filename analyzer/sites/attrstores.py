@@ -1087,7 +1087,11 @@ def _owner_of(base, direct: bool = False):
         up = parent(scope)
         if isinstance(up, ast.ClassDef) and not isinstance(scope, ast.Lambda):
             args = scope.args.posonlyargs + scope.args.args
-            if args and args[0].arg == base.id and not _static(scope, up):
+            if args and args[0].arg == base.id and (not _static(scope, up)
+                                                     or _autograd_function(up)):
+                # (an autograd Function's static ``forward``/``backward``: the ``ctx`` of one
+                # application, as the flow reads it, ``flow_base.first_param_untrusted``;
+                # one called directly with another object is ``detached``'s)
                 return up.name
             # a static method's first parameter is whatever its caller passes, however it
             # is called (``Policy().apply(layer)`` too): a store through it may hit any object
@@ -1100,6 +1104,13 @@ def _owner_of(base, direct: bool = False):
                 scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             scope = parent(scope)
     return None
+
+
+def _autograd_function(cls: ast.ClassDef) -> bool:
+    """A base of ``cls`` is spelled ``Function`` (``torch.autograd.Function``): the rule the
+    flow reads a static method's ``ctx`` by (``flow_base.first_param_untrusted``)."""
+    return any((b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", None)) == "Function"
+               for b in cls.bases)
 
 
 def _static(fn, cls: ast.ClassDef) -> bool:

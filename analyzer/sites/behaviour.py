@@ -467,6 +467,23 @@ def _keywords_named(src: str) -> frozenset:
     return frozenset(out - set(N.WINDOW_KEYS) - {"causal", "self", "cls"})
 
 
+@functools.lru_cache(maxsize=1024)
+def _strings_held(src: str) -> frozenset:
+    """The string constants a layer's code holds (short ones): a handler may look for any of
+    them in FA4's message (``"pack_gqa" in str(exc)``), so the failure runs add them to it."""
+    tree = _syntax(src)[0]
+    if tree is None:
+        return frozenset()
+    return frozenset(n.value for n in ast.walk(tree)
+                     if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                     and 0 < len(n.value) <= 80)
+
+
+# a regular expression matched against text (FA4's message, maybe): not a membership test
+_MATCHES_TEXT = re.compile(r"\bre\.(?:match|search|fullmatch|findall|finditer|sub|subn|split|"
+                           r"compile)\b|\bfnmatch\b")
+
+
 # what reads a dict's keys in their order: iteration, conversion to a sequence, the key views
 _ORDER_READERS = frozenset({"list", "tuple", "iter", "next", "enumerate", "reversed", "zip",
                             "map", "filter", "str", "repr", "format", "print"})
@@ -1030,7 +1047,10 @@ class Runner:
                               "caught": sorted(set().union(*map(_caught_names, srcs))
                                                if srcs else ()),
                               "splat_keys": sorted(set().union(*map(_keywords_named, srcs))
-                                                   if srcs else ())}
+                                                   if srcs else ()),
+                              "message_words": sorted(set().union(*map(_strings_held, srcs))
+                                                      if srcs else ()),
+                              "regex": any(_MATCHES_TEXT.search(s) for s in srcs)}
             todo.append((i, key, consts))
         for round_ in range(3):
             if not todo:

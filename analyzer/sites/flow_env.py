@@ -315,6 +315,35 @@ class ImportsEnv:
         return frozenset(out)
 
     def _run(self, m: Mod, stmts, env: dict) -> dict:
+        """Run a module's statements over ``env`` (name -> values). Inside the body of a
+        ``try`` or ``with`` (``_observing``) the state after every statement is kept: an
+        exception may stop the body after any of them (``from fa import f``, then an import
+        that fails, then ``f = wrap(f)``: the handler sees the raw ``f``)."""
+        watching = self.__dict__.get("_observing")
+        if not watching:
+            return self._run_stmts(m, stmts, env)
+        for i, st in enumerate(stmts):
+            env = self._run_stmts(m, [st], env)
+            if i + 1 < len(stmts) and _rewraps(stmts[i + 1]):
+                # ``f = wrap(f)`` next: the wrapping call ran in the sandbox without raising
+                # (its chain is judged there), so it is taken to replace ``f`` at once
+                continue
+            for seen in watching:
+                seen.append(dict(env))
+        return env
+
+    def _watched(self, m: Mod, stmts, env: dict) -> tuple[dict, list]:
+        """``_run`` of a protected body: (the state at its end, every state after a statement
+        of it, its first one included)."""
+        seen = [dict(env)]
+        self.__dict__.setdefault("_observing", []).append(seen)
+        try:
+            after = self._run(m, stmts, env)
+        finally:
+            self._observing.pop()
+        return after, seen
+
+    def _run_stmts(self, m: Mod, stmts, env: dict) -> dict:
         ctx = _ModCtx(self, m, env)
         own = m.__dict__.get("_own_defs")
         if own is None:
@@ -363,9 +392,9 @@ class ImportsEnv:
                 e2 = self._run(m, st.orelse, dict(env))
                 env = _join(e1, e2)
             elif t is Try:
-                pre = dict(env)
-                after = self._run(m, st.body, dict(env))
-                start = _join(pre, after)
+                # a handler starts from the state after any statement of the body
+                after, seen = self._watched(m, st.body, dict(env))
+                start = _join(*seen, after)
                 outs = [self._run(m, h.body, dict(start)) for h in st.handlers]
                 after_else = self._run(m, st.orelse, after)
                 env = _join(after_else, *outs)
@@ -385,7 +414,8 @@ class ImportsEnv:
                 # the context manager may swallow an exception the body raises part way
                 # (``contextlib.suppress(ImportError)``): each name keeps what it held before
                 # or takes what the body bound
-                env = _join(env, self._run(m, st.body, dict(env)))
+                after, seen = self._watched(m, st.body, dict(env))
+                env = _join(*seen, after)
             elif t is FuncDef:
                 f = st.func
                 fn = m.by_ir.get(id(f)) or m.functions.get(f.qualname)
@@ -561,3 +591,12 @@ def _names_read(names: set, own: dict) -> set:
                 else:
                     stack.extend(x)
     return out
+
+
+def _rewraps(st) -> bool:
+    """``x = w(x, ...)`` or ``x = w(...)(x, ...)``: a name rebound to a wrapping of itself."""
+    if not isinstance(st, Assign) or len(st.targets) != 1 or not isinstance(st.targets[0], Name):
+        return False
+    v = st.value
+    return isinstance(v, Call) and bool(v.args) and v.args[0].kind == "p" and \
+        isinstance(v.args[0].value, Name) and v.args[0].value.id == st.targets[0].id

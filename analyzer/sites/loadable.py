@@ -32,13 +32,15 @@ _NOT_CODE = (".pyi", ".so", ".pyd", ".dll", ".dylib", ".a", ".o", ".png", ".jpg"
              ".gz", ".tgz", ".xz", ".bz2", ".zst", ".tar", ".cu", ".cuh", ".cpp", ".cc", ".c",
              ".h", ".hpp")
 _ARCHIVE_MEMBERS = (".py", ".pyc", ".pyw", ".pyo")
-# a pickle's global naming a FlashAttention module: the text opcode of protocols 0-2
-# (``cflash_attn.cute.interface\nflash_attn_func\n``, after no word character)
-# or a binary string of protocols 2-5 holding the module's name (``\x8c<len>flash_attn...``);
-# a torch checkpoint (a zip of stored pickles) shows the same bytes
+# a pickle's global naming a FlashAttention module: the text opcode of protocols 0-3
+# (``cflash_attn.cute.interface\nflash_attn_func\n``, after no word character), or the
+# STACK_GLOBAL of protocols 4-5 (the module's and the name's strings, each maybe memoized,
+# then ``\x93``); a torch checkpoint (a zip of stored pickles) shows the same bytes. A
+# string that only holds the name as data (a cache of this tool) is no global
+_PICKLE_STR = rb"(?:\x8c[\x00-\xff]|X[\x00-\xff]{4}|\x8d[\x00-\xff]{8})"
 _PICKLED_FA = re.compile(rb"(?:\A|[^\w.])c[\w.]*flash_attn[\w.]*\n[A-Za-z_]\w*\n|"
-                         rb"(?:\x8c[\x00-\xff]|X[\x00-\xff]{4}|\x8d[\x00-\xff]{8})"
-                         rb"[\w.]*flash_attn[\w.]*")
+                         + _PICKLE_STR + rb"[\w.]*flash_attn[\w.]*\x94?"
+                         + _PICKLE_STR + rb"[\w.]+\x94?\x93")
 _NAMES = ("flash_attn", "window_size", "import_module", "__import__")
 
 

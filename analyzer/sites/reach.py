@@ -43,7 +43,7 @@ from fa4_patch import names as N
 from analyzer.sites.bindings import by_short_name, fa_version_of_module
 from analyzer.sites.cache import write_atomic
 
-SUMMARY_VERSION = 26
+SUMMARY_VERSION = 27
 
 DYNAMIC_FUNCS = {"importlib.import_module", "import_module", "__import__"}
 
@@ -345,8 +345,24 @@ def _is_vendored(tree: ast.Module) -> bool:
     resolver = N.RESOLVER in defs or (
         fwd is not None and {"window_size_left", "window_size_right"} <= _params(fwd))
     # one entry point of FA4's with FA4's window parameters, beside FA4's resolver (or a
-    # ``_flash_attn_fwd`` taking the split bounds): FA2/FA3 copies (vLLM's) define neither
-    return entries >= 1 and resolver
+    # ``_flash_attn_fwd`` taking the split bounds): FA2/FA3 copies (vLLM's) define neither.
+    # A module that imports FA4 itself is no copy of it but a layer in front of it (an
+    # engine's shim that re-spells the window before calling the installed FA4): it is
+    # audited as the tree's own code
+    return entries >= 1 and resolver and not _imports_fa4(tree)
+
+
+def _imports_fa4(tree: ast.Module) -> bool:
+    """Does the module import a FlashAttention 4 module (``flash_attn.cute``...) anywhere?"""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            if any(fa_version_of_module(a.name) == "fa4" for a in n.names):
+                return True
+        elif isinstance(n, ast.ImportFrom) and not n.level and n.module:
+            if fa_version_of_module(n.module) == "fa4" or any(
+                    fa_version_of_module(f"{n.module}.{a.name}") == "fa4" for a in n.names):
+                return True
+    return False
 
 
 def _call_carries_window(call: ast.Call) -> bool:

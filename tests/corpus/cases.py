@@ -6212,9 +6212,10 @@ case("retry_ladder_deeper_than_three/twin",
 
 # 299. a wrapper whose handler retries with the raw keywords only when FA4's message names
 # something (``if "pack_gqa" not in str(exc): raise``): the sandbox's injected message never
-# did, so the raw retry was never run -- a false "safe". Reading the message of FA4's error is
-# now no proof (its path depends on what FA4 says). The twin retries on any RuntimeError,
-# with the normalised keywords, without reading the message
+# did, so the raw retry was never run -- a false "safe". The failure runs now also use a
+# message holding every string the wrapper's code holds (a membership test goes both ways);
+# any other reading of the message is no proof. The twin retries on any RuntimeError, with
+# the normalised keywords
 _BY_MESSAGE = """import functools
 from flash_attn.cute.interface import flash_attn_func as _fa4_func
 
@@ -6245,7 +6246,7 @@ case("retry_decided_by_the_error_message",
                                        "                raise\n"
                                        "            return fn(*args, **kwargs)")},
      _FAILING_DRIVE.replace("FAILS", "1").replace("MESSAGE", "'pack_gqa=True not supported'"),
-     "unknown", why="the raw retry runs for a pack_gqa message")
+     "unsafe", why="the raw retry runs for a pack_gqa message")
 case("retry_decided_by_the_error_message/twin",
      {"pkg/__init__.py": "", "pkg/attn.py": _LADDER_CALL,
       "pkg/fa.py": _BY_MESSAGE.replace("HANDLER", "return fn(*args, **fixed)")},
