@@ -6295,5 +6295,63 @@ case("splat_keywords_read_in_order/twin",
      "import pkg.attn\npkg.attn.attention(1, 2, 3, score_mod=None)\n", "safe",
      why="the loop goes on to the window")
 
+# 301. a module's ``try`` body binds FA4, then imports something that may fail, then wraps
+# the name: where the import fails the handler runs with the raw binding, and the module's
+# calls hand FA4 the raw window. The handlers started from the state before the body and at
+# its end only -- a false "safe". The state after every statement of a protected body now
+# reaches its handlers (a wrap right after the bind excepted). The twin wraps right away
+_TRY_WRAP = NORMALISER + """
+try:
+    from flash_attn.cute.interface import flash_attn_func
+MIDDLE    flash_attn_func = normalized(flash_attn_func)
+except ImportError:
+    HAVE_FA4 = False
+
+
+def forward(q, k, v):
+    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))
+"""
+case("try_body_fails_between_bind_and_wrap",
+     {"te/__init__.py": "", "te/backends.py": _TRY_WRAP.replace(
+         "MIDDLE", "    from flash_attn.cute.interface import _no_such_helper\n")},
+     "import te.backends as b\nb.forward(1, 2, 3)\n", "unsafe",
+     why="the second import fails: the raw flash_attn_func stays")
+case("try_body_fails_between_bind_and_wrap/twin",
+     {"te/__init__.py": "", "te/backends.py": _TRY_WRAP.replace("MIDDLE", "")},
+     "import te.backends as b\nb.forward(1, 2, 3)\n", "safe", why="wrapped right away")
+
+# 302. an engine module that defines FA4's entry points and split-bound ``_flash_attn_fwd``
+# (so it looked like a vendored copy of FA4, judged as FA4 itself and left out of the audit)
+# but imports the installed FA4 and calls it with FA2-style -1 defaults: a false "safe". A
+# module that imports FA4 is no copy of it; its code is audited. The twin's shim maps negative
+# bounds to None before it calls FA4
+_SHIM = """from flash_attn.cute.interface import _flash_attn_fwd as _fa4_fwd
+
+
+def _flash_attn_fwd(q, k, v, softmax_scale=None, causal=False, window_size_left=DEF,
+                    window_size_right=DEF):
+    if causal:
+        window_size_right = 0
+NORM    return _fa4_fwd(q, k, v, softmax_scale=softmax_scale, causal=causal,
+                    window_size_left=window_size_left, window_size_right=window_size_right)
+"""
+_SHIM_MODEL = ("from eng.ops.fa4 import _flash_attn_fwd\n\n\ndef forward(q, k, v):\n"
+               "    return _flash_attn_fwd(q, k, v, causal=True)\n")
+case("engine_shim_mistaken_for_a_copy",
+     {"eng/__init__.py": "", "eng/ops/__init__.py": "", "eng/model.py": _SHIM_MODEL,
+      "eng/ops/fa4.py": _SHIM.replace("DEF", "-1").replace("NORM", "")},
+     "import eng.model\neng.model.forward(1, 2, 3)\n", "unsafe",
+     why="the shim hands FA4 (-1, 0)")
+case("engine_shim_mistaken_for_a_copy/twin",
+     {"eng/__init__.py": "", "eng/ops/__init__.py": "", "eng/model.py": _SHIM_MODEL,
+      "eng/ops/fa4.py": _SHIM.replace("DEF", "-1").replace("NORM", "").replace(
+          "window_size_left=window_size_left, window_size_right=window_size_right)",
+          "window_size_left=_b(window_size_left), window_size_right=_b(window_size_right))"
+          ).replace("\n\n\ndef _flash_attn_fwd", "\n\n\ndef _b(x):\n"
+                    "    return None if x is not None and x < 0 else x\n\n\n"
+                    "def _flash_attn_fwd")},
+     "import eng.model\neng.model.forward(1, 2, 3)\n", "safe",
+     why="the shim maps negative bounds to None before FA4")
+
 BY_NAME = {c.name: c for c in CASES}
 SHAPES = sorted({c.name.split("/")[0] for c in CASES})
