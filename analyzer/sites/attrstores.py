@@ -503,21 +503,28 @@ def statement_bindings(tree: ast.Module) -> set:
     per syntax tree."""
     got = tree.__dict__.get("_fa4_binds")
     if got is None:
-        from analyzer.sites.behaviour import bound_names
-
         got = set()
         for st, _ in _statements(tree):
-            got |= bound_names(st)
-            if isinstance(st, ast.ImportFrom) and any(a.name == "*" for a in st.names):
-                got.add("*")
-            elif isinstance(st, (ast.For, ast.AsyncFor)):
-                got |= {n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
-            elif isinstance(st, (ast.With, ast.AsyncWith)):
-                got |= {n.id for it in st.items if it.optional_vars is not None
-                        for n in ast.walk(it.optional_vars) if isinstance(n, ast.Name)}
-            elif isinstance(st, ast.Try):
-                got |= {h.name for h in st.handlers if h.name}
+            got |= statement_names(st)
         tree._fa4_binds = got
+    return got
+
+
+def statement_names(st) -> set:
+    """The names one statement binds itself ("*" for a star import): its targets, a
+    ``for``/``with`` target, an ``except ... as`` name, a def, a class, an import."""
+    from analyzer.sites.behaviour import bound_names
+
+    got = set(bound_names(st))
+    if isinstance(st, ast.ImportFrom) and any(a.name == "*" for a in st.names):
+        got.add("*")
+    elif isinstance(st, (ast.For, ast.AsyncFor)):
+        got |= {n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
+    elif isinstance(st, (ast.With, ast.AsyncWith)):
+        got |= {n.id for it in st.items if it.optional_vars is not None
+                for n in ast.walk(it.optional_vars) if isinstance(n, ast.Name)}
+    elif isinstance(st, ast.Try):
+        got |= {h.name for h in st.handlers if h.name}
     return got
 
 

@@ -35,8 +35,7 @@ def _call_label(node: ast.Call) -> str:
 def bindings(tree: ast.Module, name: str) -> tuple[list, bool]:
     """Every statement at the module level of ``tree`` (any nesting outside functions) that
     binds ``name``, and whether a function of the module declares it ``global``."""
-    from analyzer.sites.attrstores import _statements
-    from analyzer.sites.behaviour import bound_names
+    from analyzer.sites.attrstores import _statements, statement_names
 
     found, declared = [], False
     for st, scopes in _statements(tree):
@@ -44,15 +43,8 @@ def bindings(tree: ast.Module, name: str) -> tuple[list, bool]:
             if isinstance(st, (ast.Global, ast.Nonlocal)) and name in st.names:
                 declared = True
             continue
-        bound = set(bound_names(st))
-        if isinstance(st, (ast.For, ast.AsyncFor)):
-            bound |= {n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
-        elif isinstance(st, (ast.With, ast.AsyncWith)):
-            bound |= {n.id for it in st.items if it.optional_vars is not None
-                      for n in ast.walk(it.optional_vars) if isinstance(n, ast.Name)}
-        elif isinstance(st, ast.Try):
-            bound |= {h.name for h in st.handlers if h.name}
-        if isinstance(st, ast.ImportFrom) and any(a.name == "*" for a in st.names):
+        bound = statement_names(st)
+        if "*" in bound:
             bound.add(name)             # a star import may bind it
         if name in bound or any(isinstance(n, ast.NamedExpr) and n.target.id == name
                                 for n in ast.walk(st) if isinstance(n, ast.NamedExpr)):
