@@ -280,20 +280,8 @@ class Values:
             if isinstance(call.func, Attr) and call.func.attr == "update" and \
                     not any(_is(a.value, name) and a.kind == "k" for a in call.args):
                 continue                # ``other.update(name)``: its entries copied, read
-            targets = self.static_callees(fn, call, True)
-            followed = bool(targets)
-            for target, shift in targets:
-                callee = self.fns.get(target)
-                if callee is None or callee.ir is None:
-                    followed = False
-                    break
-                src = self._arg_map(callee, fn, call, shift)[3]
-                if not any(not pname.startswith("*") and
-                           any(_is(x[0], name) and x[1] == fn.key for x in sources)
-                           for pname, sources in src.items()):
-                    followed = False
-                    break
-            if not followed:
+            targets = self.call_targets(fn, call, name)
+            if not targets or any(callee is None or not maps for callee, maps in targets):
                 out.add(f"{name} is handed to {expr_label(call.func)}(...), which the flow does "
                         "not follow")
         return out
@@ -312,16 +300,28 @@ class Values:
         """(in-tree callee, its parameter, keymap) for each function ``call`` may run that
         gets the local ``name`` of ``fn`` as a parameter (None for a callee the flow cannot
         read: the caller then knows the call is not followed)."""
+        for callee, maps in self.call_targets(fn, call, name):
+            if callee is None:
+                yield None, None, None
+            for pname, keymap in maps:
+                yield callee, pname, keymap
+
+    def call_targets(self, fn: Fn, call, name: str) -> list:
+        """[(in-tree callee or None where the flow cannot read it, [(its parameter that gets
+        the local ``name`` of ``fn``, keymap), ...]), ...]: one entry per function ``call``
+        may run (an empty list of parameters: the callee gets ``name`` by no parameter the
+        flow follows, ``*args`` say)."""
+        out = []
         for target, shift in self.static_callees(fn, call, True):
             callee = self.fns.get(target)
             if callee is None or callee.ir is None:
-                yield None, None, None
+                out.append((None, []))
                 continue
             _, _, _, src, keymap, _, _ = self._arg_map(callee, fn, call, shift)
-            for pname, sources in src.items():
-                if not pname.startswith("*") and \
-                        any(_is(x[0], name) and x[1] == fn.key for x in sources):
-                    yield callee, pname, keymap
+            out.append((callee, [(pname, keymap) for pname, sources in src.items()
+                                 if not pname.startswith("*") and
+                                 any(_is(x[0], name) and x[1] == fn.key for x in sources)]))
+        return out
 
     def _dict_setdefault(self, fn: Fn, name: str, call, g):
         """``d.setdefault(key, value)``: ``value`` is one of the values ``key`` may hold

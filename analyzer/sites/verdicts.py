@@ -1319,11 +1319,11 @@ def _helper_overwrites(solver, judge, fn, call, name: str, key: str) -> bool:
     rebinds, and stores ``key`` into it (``p[key] = ...``, ``p.update(key=...)``) at the top
     level of its body, before any ``return``; a plain function (no decorator, not async, no
     ``yield``), read from its module's syntax."""
-    got = list(solver.helpers_of_call(fn, call, name))
-    if not got:
-        return False
-    for callee, pname, _ in got:
-        if callee is None or callee.cls is not None or "." in callee.qualname:
+    targets = solver.call_targets(fn, call, name)
+    if not targets or any(callee is None or not maps for callee, maps in targets):
+        return False            # a function it may run that gets the dict by no parameter
+    for callee, pname in ((c, p) for c, maps in targets for p, _ in maps):
+        if callee.cls is not None or "." in callee.qualname:
             return False
         info = judge.index.by_path.get(callee.mod.path)
         tree = info.bare_tree if info is not None else None
