@@ -401,12 +401,6 @@ class _FailureText(str):
     def __format__(self, spec):
         return self if not spec else str.__format__(self, spec)
 
-    def __contains__(self, x):
-        return str.__contains__(self, x)
-
-    def __hash__(self):
-        return str.__hash__(self)
-
 
 def _reading(name):
     def method(self, *a, **k):
@@ -431,6 +425,8 @@ _FAILURE_TEXT = _FailureText(_BASE_TEXT)
 MESSAGE_WORDS = [()]
 
 
+# how many of the first calls fail (0: none), and as what (None: ``InjectedFailure``), with
+# which message
 FAIL_FIRST = [0]
 FAIL_TEXT = [_FAILURE_TEXT]
 FAIL_TYPE = [None]

@@ -1167,8 +1167,7 @@ def _family_binds(solver, stores, target, own) -> str:
                 continue
             ancestor = k.name != cls_name and stores._derives(cls_name, k.name) and \
                 not stores._derives(k.name, cls_name)
-            if not (stores._related(k.name, cls_name) or any(
-                    stores._derives(d, k.name) for d in stores._descendants(cls_name))):
+            if not stores.shares_instances(k.name, cls_name):
                 continue
             hook = next((h for h in _HOOK_NAMES if h in bound), None)
             if hook:
@@ -1281,10 +1280,13 @@ def _prefilled_window(call: ast.Call, read=None) -> str:
     got: dict = {}
     for k in call.keywords:
         if k.arg in N.WINDOW_KEYS:
-            try:
-                vals = frozenset({BH._freeze(ast.literal_eval(k.value))})
-            except (ValueError, SyntaxError, TypeError):
-                vals = read(k.value) if read is not None else "not a literal"
+            if read is not None:
+                vals = read(k.value)
+            else:
+                try:
+                    vals = frozenset({BH._freeze(ast.literal_eval(k.value))})
+                except (ValueError, SyntaxError, TypeError):
+                    vals = "not a literal"
             if isinstance(vals, str):
                 return (f"is prefilled with {k.arg}={ast.unparse(k.value)}, which the pass "
                         f"cannot read ({vals}); the calls through the partial (outside the "

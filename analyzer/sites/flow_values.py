@@ -292,19 +292,9 @@ class Values:
         for call, guards, _tte in fn.calls:
             if not any(_is(a.value, name) for a in call.args):
                 continue
-            for callee, pname, keymap in self.helpers_of_call(fn, call, name):
-                if callee is not None:
+            for callee, maps in self.call_targets(fn, call, name):
+                for pname, keymap in maps:
                     yield guards, callee, pname, keymap
-
-    def helpers_of_call(self, fn: Fn, call, name: str):
-        """(in-tree callee, its parameter, keymap) for each function ``call`` may run that
-        gets the local ``name`` of ``fn`` as a parameter (None for a callee the flow cannot
-        read: the caller then knows the call is not followed)."""
-        for callee, maps in self.call_targets(fn, call, name):
-            if callee is None:
-                yield None, None, None
-            for pname, keymap in maps:
-                yield callee, pname, keymap
 
     def call_targets(self, fn: Fn, call, name: str) -> list:
         """[(in-tree callee or None where the flow cannot read it, [(its parameter that gets

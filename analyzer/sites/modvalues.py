@@ -34,7 +34,33 @@ def _call_label(node: ast.Call) -> str:
 
 def bindings(tree: ast.Module, name: str) -> tuple[list, bool]:
     """Every statement at the module level of ``tree`` (any nesting outside functions) that
-    binds ``name``, and whether a function of the module declares it ``global``."""
+    binds ``name``, and whether a function of the module declares it ``global``; kept per
+    syntax tree and name."""
+    memo = tree.__dict__.setdefault("_fa4_name_bindings", {})
+    got = memo.get(name)
+    if got is None:
+        got = memo[name] = _bindings(tree, name)
+    return got
+
+
+def imported_from(index, info, st, name: str):
+    """(the tree module a ``from`` import statement ``st`` of the module ``info`` reads
+    ``name`` from, the name there), or None: not such an import, or a module outside the tree
+    (``index``: ``reach.TreeIndex``)."""
+    from analyzer.sites.reach import _resolve
+
+    if not isinstance(st, ast.ImportFrom):
+        return None
+    for a in st.names:
+        if (a.asname or a.name) == name:
+            mod = _resolve(info.name, info.is_pkg, st.module, st.level) if st.level else \
+                (st.module or "")
+            src = index.modules.get(mod)
+            return (src, a.name) if src is not None else None
+    return None
+
+
+def _bindings(tree: ast.Module, name: str) -> tuple[list, bool]:
     from analyzer.sites.attrstores import _statements, statement_names
 
     found, declared = [], False
@@ -228,16 +254,4 @@ class ModuleValues:
         return None
 
     def _imported(self, info, st, name: str):
-        """(the tree module a ``from`` import of ``name`` reads, the name there), or None for a
-        module outside the tree."""
-        from analyzer.sites.reach import _resolve
-
-        if not isinstance(st, ast.ImportFrom):
-            return None
-        for a in st.names:
-            if (a.asname or a.name) == name:
-                mod = _resolve(info.name, info.is_pkg, st.module, st.level) if st.level else \
-                    (st.module or "")
-                src = self.index.modules.get(mod)
-                return (src, a.name) if src is not None else None
-        return None
+        return imported_from(self.index, info, st, name)

@@ -201,7 +201,6 @@ def _audit_tree(root: Path, package_dir, jobs, use_cache, progress, fa4_modules,
     mods: dict[str, Mod] = {}
     searched: set[str] = set()
     from analyzer.sites.attrstores import StoreIndex
-
     from analyzer.sites.modvalues import ModuleValues
 
     module_values = ModuleValues(index)       # what a module-level name of the tree holds

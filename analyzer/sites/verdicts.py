@@ -14,6 +14,7 @@ layers (``FAFunc.chain``). Per release:
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import itertools
 import re
@@ -686,7 +687,7 @@ class Judge:
                 return ast.copy_location(subst[n.id], n)
 
         try:
-            tree = Swap().visit(ast.Expression(body=_copy(node)))
+            tree = Swap().visit(ast.Expression(body=copy.deepcopy(node)))
             return frozenset({BH._freeze(ast.literal_eval(tree))})
         except (ValueError, SyntaxError, TypeError):
             return "not a literal or a name bound to one"
@@ -697,8 +698,15 @@ class Judge:
         module, by a one-target assignment (before ``line``) or a ``from`` import of a module
         of the tree that binds it so; never declared ``global``, never named by another file
         except to read it, no namespace written behind the statements' back. Else why not."""
+        key = (path, name, line, depth)
+        memo = self.__dict__.setdefault("_module_constants", {})
+        if key not in memo:
+            memo[key] = self._module_constant_uncached(path, name, line, depth)
+        return memo[key]
+
+    def _module_constant_uncached(self, path: str, name: str, line: int | None, depth: int):
         from analyzer.sites.detached import changed_elsewhere
-        from analyzer.sites.modvalues import bindings
+        from analyzer.sites.modvalues import bindings, imported_from
 
         info = self.index.by_path.get(path)
         tree = info.bare_tree if info is not None else None
@@ -733,16 +741,11 @@ class Judge:
                 # a list or dict may be changed in place wherever it is reached
                 return f"{name} is bound to a container that may change ({path}:{st.lineno})"
             return st.value
-        if isinstance(st, ast.ImportFrom) and st.level >= 0 and (line is None or st.lineno < line):
-            from analyzer.sites.reach import _resolve
-
-            a = next(a for a in st.names if (a.asname or a.name) == name)
-            mod = _resolve(info.name, info.is_pkg, st.module, st.level) if st.level else \
-                (st.module or "")
-            src = self.index.modules.get(mod)
+        if isinstance(st, ast.ImportFrom) and (line is None or st.lineno < line):
+            src = imported_from(self.index, info, st, name)
             if src is None:
-                return f"{name} comes from outside the tree ({mod})"
-            return self._module_constant(src.path, a.name, None, depth + 1)
+                return f"{name} comes from outside the tree ({st.module})"
+            return self._module_constant(src[0].path, src[1], None, depth + 1)
         return f"{name} is not bound to a literal before it is read ({path}:{st.lineno})"
 
     # -- calls ---------------------------------------------------------------------------
@@ -1334,11 +1337,12 @@ def _helper_overwrites(solver, judge, fn, call, name: str, key: str) -> bool:
                                                          ast.ClassDef))
                 and st.name == callee.qualname) != 1:
             return False
+        own = {id(a) for a in _own_args(d)}
         if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) or
                isinstance(n, ast.Name) and n.id == pname and not isinstance(n.ctx, ast.Load)
                and not _merged_in_place(d, n) or
                isinstance(n, (ast.Global, ast.Nonlocal)) and pname in n.names or
-               isinstance(n, ast.arg) and n.arg == pname and n not in _own_args(d)
+               isinstance(n, ast.arg) and n.arg == pname and id(n) not in own
                for n in ast.walk(d)):
             return False
         for st in d.body:
@@ -2078,12 +2082,6 @@ class Prefills:
     why: str = ""           # why those values cannot be bounded ("" when they are)
 
 
-def _copy(node):
-    import copy
-
-    return copy.deepcopy(node)
-
-
 _ASSIGN_AFTER = re.compile(rb"[^\n#]*?(?<![=!<>])=(?!=)")
 
 
@@ -2214,7 +2212,7 @@ class _Enumerator:
         """The literal window side or pair (an ``ast`` node) the top level of the module at
         ``path`` binds ``name`` to, once, by a plain assignment or through a ``from m import
         name`` of the tree; None otherwise."""
-        from analyzer.sites.reach import _resolve
+        from analyzer.sites.modvalues import imported_from
 
         info = self.judge.index.by_path.get(path)
         if depth > 4 or info is None or info.tree is None or _bound_otherwise(info, name):
@@ -2232,11 +2230,9 @@ class _Enumerator:
                                  and all(_is_side(x) for x in v))
             return what if ok else None
         if kind == "import":
-            st, attr = what
-            mod = _resolve(info.name, info.is_pkg, st.module, st.level) if st.level else \
-                (st.module or "")
-            other = self.judge.index.modules.get(mod)
-            return self._module_literal(other.path, attr, depth + 1) if other is not None \
+            st, _ = what
+            src = imported_from(self.judge.index, info, st, name)
+            return self._module_literal(src[0].path, src[1], depth + 1) if src is not None \
                 else None
         return None
 
