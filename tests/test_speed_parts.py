@@ -441,17 +441,9 @@ def test_the_attribute_store_text_test_keeps_every_file_that_stores_the_attribut
     from analyzer.sites import reach as RC
     from analyzer.sites.attrstores import StoreIndex
 
-    from tests.corpus.cases import CASES
-
-    sources = [raw for _, raw in _repository_sources()]
-    sources += [src.encode() for c in CASES for src in c.files.values()]
-    sources.append(b"def f(o):\n    (o  # the layer\n     .\\\n  window_size), x = 1, 2\n")
     checked = 0
-    for raw in sources:
-        try:
-            tree = ast.parse(raw)
-        except SyntaxError:
-            continue
+    for raw, tree in _parsed_sources(
+            [b"def f(o):\n    (o  # the layer\n     .\\\n  window_size), x = 1, 2\n"]):
         stored = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
                   and isinstance(n.ctx, (ast.Store, ast.Del))}
         if not stored:
@@ -652,6 +644,20 @@ def _repository_sources():
             yield f, f.read_bytes()
 
 
+def _parsed_sources(extra=()):
+    """(bytes, syntax tree) of every Python file of this repository, every corpus tree's
+    file, and ``extra``, where it parses."""
+    from tests.corpus.cases import CASES
+
+    sources = [raw for _, raw in _repository_sources()]
+    sources += [src.encode() for c in CASES for src in c.files.values()]
+    for raw in [*sources, *extra]:
+        try:
+            yield raw, ast.parse(raw)
+        except SyntaxError:
+            continue
+
+
 def _bound_names_of(cls):
     """The names ``cls``'s own body binds: defs, classes, imports, stored names (also under
     if/for/with/try, walrus targets), not names it only reads."""
@@ -736,23 +742,14 @@ def test_the_any_store_text_test_keeps_every_file_that_installs_a_hook():
     pass it."""
     from analyzer.sites.attrstores import _ANY_STORE_TEXT, _INSTALLED_HOOKS
 
-    from tests.corpus.cases import CASES
-
-    sources = [raw for _, raw in _repository_sources()]
-    sources += [src.encode() for c in CASES for src in c.files.values()]
     spellings = [b"K.__getstate__ = f\n", b"(K\n .__getstate__, x) = f, 1\n",
                  b"del K.__getattr__\n", b"K.__reduce_ex__: object = f\n",
                  b"K . __copy__ \\\n = f\n", b"for o.__class__ in ks:\n    pass\n",
                  b"with f() as o.__class__:\n    pass\n", b"o.__class__ |= K\n",
                  b"[o.__deepcopy__] = [f]\n", b"o.__setstate__ = f  # x\n",
                  b"o.__getattribute__=f", b"o.__setattr__ = f\r\n"]
-    sources += spellings
     checked = 0
-    for raw in sources:
-        try:
-            tree = ast.parse(raw)
-        except SyntaxError:
-            continue
+    for raw, tree in _parsed_sources(spellings):
         if any(isinstance(n, ast.Attribute) and n.attr in _INSTALLED_HOOKS and
                isinstance(n.ctx, (ast.Store, ast.Del)) for n in ast.walk(tree)):
             assert _ANY_STORE_TEXT.search(raw), raw[:200]

@@ -6153,7 +6153,9 @@ case("launcher_method_overridden_by_def/twin",
 # in a row, so the raw attempt was never run -- a false "safe". The ladder now grows while a
 # run still calls FA4 after its last failure (up to 12; deeper is no proof). The twin's last
 # attempt passes the normalised keywords too
-_LADDER = """import functools
+# a keywords wrapper around FA4 in a module of the tree; BODY is ``inner``'s body (shapes
+# 298-300), FIXED the copy of the keywords with the window normalised
+_KW_WRAPPER = """import functools
 from flash_attn.cute.interface import flash_attn_func as _fa4_func
 
 
@@ -6161,13 +6163,20 @@ def _bound(x):
     return None if x is not None and x < 0 else x
 
 
-def with_retries(fn):
+def WRAP(fn):
     @functools.wraps(fn)
     def inner(*args, **kwargs):
-        fixed = dict(kwargs)
+BODY
+    return inner
+
+
+flash_attn_func = WRAP(_fa4_func)
+"""
+_FIXED = """        fixed = dict(kwargs)
         if fixed.get("window_size") is not None:
             left, right = fixed["window_size"]
-            fixed["window_size"] = (_bound(left), _bound(right))
+            fixed["window_size"] = (_bound(left), _bound(right))"""
+_LADDER = _KW_WRAPPER.replace("WRAP", "with_retries").replace("BODY", _FIXED + """
         splits = 1
         for attempt in range(6):
             try:
@@ -6176,12 +6185,7 @@ def with_retries(fn):
                 return fn(*args, **LAST)
             except RuntimeError:
                 splits *= 2
-        raise RuntimeError("out of memory after retries")
-    return inner
-
-
-flash_attn_func = with_retries(_fa4_func)
-"""
+        raise RuntimeError("out of memory after retries")""")
 _LADDER_CALL = ("from pkg.fa import flash_attn_func\n\n\ndef attention(q, k, v):\n"
                 "    return flash_attn_func(q, k, v, causal=True, window_size=(-1, 0))\n")
 _FAILING_DRIVE = """import flash_attn.cute.interface as fi
@@ -6216,30 +6220,11 @@ case("retry_ladder_deeper_than_three/twin",
 # message holding every string the wrapper's code holds (a membership test goes both ways);
 # any other reading of the message is no proof. The twin retries on any RuntimeError, with
 # the normalised keywords
-_BY_MESSAGE = """import functools
-from flash_attn.cute.interface import flash_attn_func as _fa4_func
-
-
-def _bound(x):
-    return None if x is not None and x < 0 else x
-
-
-def normalized(fn):
-    @functools.wraps(fn)
-    def inner(*args, **kwargs):
-        fixed = dict(kwargs)
-        if fixed.get("window_size") is not None:
-            left, right = fixed["window_size"]
-            fixed["window_size"] = (_bound(left), _bound(right))
+_BY_MESSAGE = _KW_WRAPPER.replace("WRAP", "normalized").replace("BODY", _FIXED + """
         try:
             return fn(*args, **fixed)
         except RuntimeError as exc:
-            HANDLER
-    return inner
-
-
-flash_attn_func = normalized(_fa4_func)
-"""
+            HANDLER""")
 case("retry_decided_by_the_error_message",
      {"pkg/__init__.py": "", "pkg/attn.py": _LADDER_CALL,
       "pkg/fa.py": _BY_MESSAGE.replace("HANDLER", "if 'pack_gqa' not in str(exc):\n"
@@ -6258,29 +6243,14 @@ case("retry_decided_by_the_error_message/twin",
 # the sandbox put what a splat may carry after the call's own keywords, so the loop never
 # stopped early -- a false "safe". A splat's keywords now stand where the splat does. The
 # twin's loop skips the key instead of stopping
-_KEY_LOOP = """import functools
-from flash_attn.cute.interface import flash_attn_func as _fa4_func
-
-
-def _bound(x):
-    return None if x is not None and x < 0 else x
-
-
-def normalized(fn):
-    @functools.wraps(fn)
-    def inner(*args, **kwargs):
+_KEY_LOOP = _KW_WRAPPER.replace("WRAP", "normalized").replace("BODY", """\
         for key in list(kwargs):
             if key == "score_mod":
                 STOP
             if key == "window_size" and kwargs[key] is not None:
                 left, right = kwargs[key]
                 kwargs[key] = (_bound(left), _bound(right))
-        return fn(*args, **kwargs)
-    return inner
-
-
-flash_attn_func = normalized(_fa4_func)
-"""
+        return fn(*args, **kwargs)""")
 _KEY_LOOP_CALL = ("from pkg.fa import flash_attn_func\n\n\ndef attention(q, k, v, causal=True, "
                   "**extra):\n    return flash_attn_func(q, k, v, **extra, causal=causal, "
                   "window_size=(-1, 0))\n")
